@@ -1,0 +1,132 @@
+use super::schema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::sync::{Arc, OnceLock};
+
+/// The four MCP tool annotation hints (GB-5.6-1). Always emitted explicitly, because MCP's
+/// defaults for absent hints (`destructiveHint: true`, `openWorldHint: true`) would be wrong
+/// for most GUI actions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionHints {
+    /// `readOnlyHint`: changes no state.
+    pub read_only: bool,
+    /// `destructiveHint`: irreversible (delete, charge-and-submit).
+    pub destructive: bool,
+    /// `idempotentHint`: repeating equals one call.
+    pub idempotent: bool,
+    /// `openWorldHint`: talks to the outside world.
+    pub open_world: bool,
+}
+
+/// One action of a window type or of the app: everything every surface needs to expose it.
+///
+/// Built by the code `#[bridge_actions]` generates; adapters only read it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionSpec {
+    /// Action name, `[A-Za-z0-9_-]{1,48}` (checked at compile time); the tool is `{winId}__{name}`.
+    pub name: String,
+    /// Human-readable title, e.g. "Edit field".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// From the doc comment.
+    pub description: String,
+    /// Annotation hints.
+    pub hints: ActionHints,
+    /// Whether the action has an `available = fn` guard (availability varies at run time).
+    pub conditional: bool,
+    /// The MCP `inputSchema`: `{"type":"object","properties":{…}}`, plus the optional integer
+    /// `expectedVersion` when the action is not read-only (GB-5.5-1).
+    pub input_schema: Arc<Map<String, Value>>,
+    /// The MCP `outputSchema`: the ToolResult envelope `{message?, openedWindowIds?, result?}`
+    /// with the return type's schema under `result` (GB-12.3-4).
+    pub output_schema: Arc<Map<String, Value>>,
+    #[serde(skip)]
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl ActionSpec {
+    /// Starts a spec for action `name` with no parameters, no result and all hints off.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: String::new(),
+            hints: ActionHints::default(),
+            conditional: false,
+            input_schema: Arc::new(schema::empty_object()),
+            output_schema: Arc::new(schema::tool_result_envelope(None)),
+            validator: OnceLock::new(),
+        }
+    }
+
+    /// Sets the title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// Sets the hints.
+    pub fn hints(mut self, hints: ActionHints) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// Marks the action as guarded by an `available` function.
+    pub fn conditional(mut self, conditional: bool) -> Self {
+        self.conditional = conditional;
+        self
+    }
+
+    /// Takes the parameters' schema from `P` (a struct whose fields are the parameters).
+    pub fn params<P: schemars::JsonSchema>(mut self) -> Self {
+        self.input_schema = Arc::new(schema::object_schema_for::<P>());
+        self
+    }
+
+    /// Takes the result's schema from `R`.
+    pub fn returns<R: schemars::JsonSchema>(mut self) -> Self {
+        let result = schema::schema_for::<R>();
+        self.output_schema = Arc::new(schema::tool_result_envelope(Some(result)));
+        self
+    }
+
+    /// Finishes the spec: adds `expectedVersion` to non-read-only window actions (GB-5.5-1).
+    /// `window_level` is false for app-level actions, which have no window version (OQ-GB-12).
+    pub fn finish(mut self, window_level: bool) -> Self {
+        if window_level && !self.hints.read_only {
+            let mut s = (*self.input_schema).clone();
+            schema::add_expected_version(&mut s);
+            self.input_schema = Arc::new(s);
+        }
+        self
+    }
+
+    /// Whether calls may carry `expectedVersion`.
+    pub fn takes_expected_version(&self) -> bool {
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.contains_key(schema::EXPECTED_VERSION))
+    }
+
+    /// Checks `args` against `inputSchema` with the `jsonschema` crate; returns per-field
+    /// problems keyed by parameter name (GB-7.3-1). Empty = valid.
+    pub fn validate(&self, args: &Value) -> Vec<crate::model::FieldError> {
+        let validator = self.validator.get_or_init(|| {
+            jsonschema::validator_for(&Value::Object((*self.input_schema).clone()))
+                .map_err(|e| e.to_string())
+        });
+        match validator {
+            Ok(v) => schema::field_errors(v, args),
+            Err(e) => vec![crate::model::FieldError::new("", format!("schema error: {e}"))],
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The one registry: every window type, its blocks and actions, and the app-level actions.
+//!
+//! `#[bridge_window]` and `#[bridge_actions]` generate the code that describes a type; the
+//! [`Catalog`] collects those descriptions once, and every protocol adapter (MCP tools,
+//! catalog export) reads from it. No adapter keeps a list of its own (CP-2).
+
+mod action;
+pub mod schema;
+
+pub use action::{ActionHints, ActionSpec};
+
+use serde::Serialize;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Which of the seven GB block kinds a block declaration renders to (GB-4.4-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockKind {
+    Text,
+    Fields,
+    Table,
+    List,
+    Notice,
+    Media,
+    Custom,
+}
+
+/// One block declared by a `#[bridge_window]` field.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockSpec {
+    /// Stable block id (GB-10.3-1); default derived from the field name.
+    pub id: String,
+    /// The GB block type.
+    pub kind: BlockKind,
+    /// Human-readable label (default: the field name humanized).
+    pub label: String,
+    /// For `table`/`list`: at most this many rows/items go into state (GB-9-2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_rows: Option<usize>,
+    /// Whether the block's values are redacted (GB-4.5-2).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sensitive: bool,
+}
+
+/// What `#[bridge_window]` says about a window type: its default title and blocks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowMeta {
+    /// The Rust type's name, e.g. `OrderEditor`.
+    pub type_name: String,
+    /// The default window title.
+    pub title: String,
+    /// The blocks in declaration order.
+    pub blocks: Vec<BlockSpec>,
+}
+
+/// A window type as the registry knows it: its meta plus its actions.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowSpec {
+    #[serde(flatten)]
+    pub meta: WindowMeta,
+    /// The actions of `#[bridge_actions] impl`, in declaration order.
+    pub actions: Vec<Arc<ActionSpec>>,
+}
+
+impl WindowSpec {
+    /// The action named `name`, if this window type declares it.
+    pub fn action(&self, name: &str) -> Option<&Arc<ActionSpec>> {
+        self.actions.iter().find(|a| a.name == name)
+    }
+}
+
+/// The app-level action set (`app__{action}` tools, OQ-GB-12).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppSpec {
+    /// The Rust type's name.
+    pub type_name: String,
+    /// The app-level actions.
+    pub actions: Vec<Arc<ActionSpec>>,
+}
+
+impl AppSpec {
+    /// The action named `name`, if declared.
+    pub fn action(&self, name: &str) -> Option<&Arc<ActionSpec>> {
+        self.actions.iter().find(|a| a.name == name)
+    }
+}
+
+/// The registry of everything an app exposes. Built once by [`crate::BridgeBuilder`];
+/// window types opened later are added on first use (their description comes from the same
+/// generated code, never from a second list).
+#[derive(Debug, Default)]
+pub struct Catalog {
+    app: Option<Arc<AppSpec>>,
+    windows: Vec<Arc<WindowSpec>>,
+    by_type: HashMap<TypeId, Arc<WindowSpec>>,
+}
+
+/// The serializable view of a [`Catalog`] (what `to_json`/`to_yaml` write).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogDocument<'a> {
+    /// Catalog format version.
+    pub catalog_version: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<&'a AppSpec>,
+    pub windows: Vec<&'a WindowSpec>,
+}
+
+impl Catalog {
+    /// An empty catalog.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers the app-level action set.
+    pub fn set_app<A: crate::BridgeActions>(&mut self) -> Arc<AppSpec> {
+        let spec = Arc::new(AppSpec {
+            type_name: short_type_name::<A>(),
+            actions: A::action_specs_for(false).into_iter().map(Arc::new).collect(),
+        });
+        self.app = Some(spec.clone());
+        spec
+    }
+
+    /// Registers window type `W` (idempotent) and returns its spec.
+    pub fn register<W: crate::BridgeWindow + crate::BridgeActions>(&mut self) -> Arc<WindowSpec> {
+        if let Some(spec) = self.by_type.get(&TypeId::of::<W>()) {
+            return spec.clone();
+        }
+        let spec = Arc::new(WindowSpec {
+            meta: W::window_meta(),
+            actions: W::action_specs().into_iter().map(Arc::new).collect(),
+        });
+        self.by_type.insert(TypeId::of::<W>(), spec.clone());
+        self.windows.push(spec.clone());
+        spec
+    }
+
+    /// The app-level spec, if the app declared actions.
+    pub fn app(&self) -> Option<&Arc<AppSpec>> {
+        self.app.as_ref()
+    }
+
+    /// Every registered window type, in registration order.
+    pub fn windows(&self) -> &[Arc<WindowSpec>] {
+        &self.windows
+    }
+
+    /// The serializable document.
+    pub fn document(&self) -> CatalogDocument<'_> {
+        CatalogDocument {
+            catalog_version: "1",
+            app: self.app.as_deref(),
+            windows: self.windows.iter().map(|w| w.as_ref()).collect(),
+        }
+    }
+
+    /// The catalog as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&self.document()).expect("catalog serializes")
+    }
+
+    /// The catalog as YAML.
+    pub fn to_yaml(&self) -> Result<String, serde_yaml::Error> {
+        serde_yaml::to_string(&self.document())
+    }
+}
+
+fn short_type_name<T>() -> String {
+    let full = std::any::type_name::<T>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base).to_owned()
+}

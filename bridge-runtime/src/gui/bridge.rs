@@ -1,0 +1,290 @@
+use crate::catalog::Catalog;
+use crate::gui::ui::{Published, Ui};
+use crate::gui::window::AnyActions;
+use crate::gui::{BridgeActions, BridgeWindow};
+use crate::model::{ErrorCode, ToolError, ToolResult};
+use serde_json::{Map, Value};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+
+type Command = Box<dyn FnOnce(&mut Ui) + Send>;
+type Waker = Arc<dyn Fn() + Send + Sync>;
+
+/// The recommended `instructions` text of GB-8.1-3, verbatim (OQ-GB-24).
+pub const GB_INSTRUCTIONS: &str = "You are connected to a \"multi-window desktop application\" — use the interface below to read its UI and operate it on the user's behalf.
+
+Reading the UI: the only resource is `app://windows`; a single read gives you everything. `operableWindowIds` = the windows you can operate right now (the sole authority; only operate windows in this list); each entry of `windows[]` contains `title`/`modal`/`ownerId`, plus its content: `summary` (a one-sentence overview) + `blocks` (semantic UI content: text, fields, tables, notices, media…). Read the `summary` first to understand the window, then read the `blocks` for details.
+
+Operating: everything is a window-level tool, named like `{winId}__{action}`; the list contains only the operations of the \"currently operable windows\" — if you can see it, you can call it. If a window exposes a focus-type action, call it before operating, so the user can see which window you are working on.
+
+Staying in sync: when you receive an `updated` notification for `app://windows` or a tool-list-changed notification, re-read `app://windows` before making a decision.
+
+Concurrent writes: the user may be operating at the same time — you are not the only operator. Attach `expectedVersion` (the window `version` you read) to write operations; if `stale_state` is returned, the UI has been changed — re-read, then decide again.
+
+Failures: returned via `isError`, carrying a `code` (`stale_state`/`validation_failed`/`blocked_by_modal`…); `validation_failed` explains the problem field by field — correct it accordingly and retry.
+
+Large data: a window's state holds only an overview; when you need the complete / large data, call that window's corresponding tool to fetch it (the data is in the returned `result`).";
+
+/// The outcome of one tool call: the result and the state published right after it took
+/// effect (so an adapter can deliver the call's notifications before its response).
+#[derive(Debug, Clone)]
+pub struct CallOutcome {
+    /// `Ok(ToolResult)` or the GB error object.
+    pub result: Result<ToolResult, ToolError>,
+    /// The published state right after the call.
+    pub published: Arc<Published>,
+}
+
+struct Shared {
+    catalog: Arc<RwLock<Catalog>>,
+    tx: mpsc::UnboundedSender<Command>,
+    watch: watch::Receiver<Arc<Published>>,
+    waker: Option<Waker>,
+    info: ServerIdentity,
+    action_timeout: Duration,
+}
+
+/// Name, version and instructions the server announces (GB-3-3, GB-8.1).
+#[derive(Debug, Clone)]
+pub struct ServerIdentity {
+    /// Server name in `serverInfo`.
+    pub name: String,
+    /// Server version in `serverInfo`.
+    pub version: String,
+    /// The full `instructions`: [`GB_INSTRUCTIONS`], then the app's own notes (GB-8.1-2).
+    pub instructions: String,
+}
+
+/// A cheap, cloneable handle to a running UI: every protocol adapter talks to the app through
+/// it. Operations are queued to the thread that owns the [`Ui`] and run one at a time
+/// (GB-10.1-3); reads come from the last published state and never wait for the queue.
+#[derive(Clone)]
+pub struct Bridge {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bridge").field("server", &self.shared.info.name).finish_non_exhaustive()
+    }
+}
+
+/// The bridge is gone: its owner stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the UI owner has stopped")]
+pub struct OwnerGone;
+
+const PENDING: u8 = 0;
+const CLAIMED: u8 = 1;
+const ABANDONED: u8 = 2;
+
+impl Bridge {
+    /// Starts describing an app: `name` and `version` go into `serverInfo`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> BridgeBuilder {
+        BridgeBuilder {
+            catalog: Catalog::new(),
+            app: None,
+            name: name.into(),
+            version: version.into(),
+            notes: None,
+            action_timeout: Duration::from_secs(30),
+            waker: None,
+        }
+    }
+
+    /// The latest published state (snapshot, its JSON, the tool list).
+    pub fn published(&self) -> Arc<Published> {
+        self.shared.watch.borrow().clone()
+    }
+
+    /// A receiver that wakes whenever new state is published.
+    pub fn watch(&self) -> watch::Receiver<Arc<Published>> {
+        self.shared.watch.clone()
+    }
+
+    /// The registry.
+    pub fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
+        self.shared.catalog.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Server name, version and instructions.
+    pub fn identity(&self) -> &ServerIdentity {
+        &self.shared.info
+    }
+
+    /// Runs `f` on the UI owner's thread, in turn with every other operation, and returns its
+    /// value. This is the host API for the human user's own edits (`ui.edit(..)`), which thus
+    /// bump versions and fire notifications like an agent's call.
+    pub async fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Ui) -> R + Send + 'static) -> Result<R, OwnerGone> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Box::new(move |ui| {
+            let _ = tx.send(f(ui));
+        }))?;
+        rx.await.map_err(|_| OwnerGone)
+    }
+
+    /// Calls tool `name` as an agent. Waits at most the configured action timeout for the
+    /// operation to *start*; if it has not started by then it is withdrawn and the call fails
+    /// with `action_timeout`, having taken no effect (GB-7.4-7, OQ-GB-17). Once started it runs
+    /// to completion and its real outcome is returned.
+    pub async fn call_tool(&self, name: &str, args: Map<String, Value>) -> CallOutcome {
+        let state = Arc::new(AtomicU8::new(PENDING));
+        let (tx, mut rx) = oneshot::channel();
+        let name_owned = name.to_owned();
+        let claim = state.clone();
+        let sent = self.send(Box::new(move |ui| {
+            if claim.compare_exchange(PENDING, CLAIMED, Ordering::AcqRel, Ordering::Acquire).is_err() {
+                return;
+            }
+            let result = ui.call_tool(&name_owned, args, false);
+            let _ = tx.send(CallOutcome { result, published: ui.published() });
+        }));
+        let gone = || CallOutcome {
+            result: Err(ToolError::new(ErrorCode::ActionTimeout, "The app is shutting down; the action did not run")),
+            published: self.published(),
+        };
+        if sent.is_err() {
+            return gone();
+        }
+        match tokio::time::timeout(self.shared.action_timeout, &mut rx).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => gone(),
+            Err(_) => {
+                if state.compare_exchange(PENDING, ABANDONED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                    CallOutcome {
+                        result: Err(ToolError::new(
+                            ErrorCode::ActionTimeout,
+                            format!(
+                                "The app was busy for {} ms; '{name}' was withdrawn and did not take effect",
+                                self.shared.action_timeout.as_millis()
+                            ),
+                        )),
+                        published: self.published(),
+                    }
+                } else {
+                    rx.await.unwrap_or_else(|_| gone())
+                }
+            }
+        }
+    }
+
+    fn send(&self, cmd: Command) -> Result<(), OwnerGone> {
+        self.shared.tx.send(cmd).map_err(|_| OwnerGone)?;
+        if let Some(w) = &self.shared.waker {
+            w();
+        }
+        Ok(())
+    }
+}
+
+/// Describes an app: its app-level actions, window types, instructions and limits.
+pub struct BridgeBuilder {
+    catalog: Catalog,
+    app: Option<Box<dyn AnyActions>>,
+    name: String,
+    version: String,
+    notes: Option<String>,
+    action_timeout: Duration,
+    waker: Option<Waker>,
+}
+
+impl BridgeBuilder {
+    /// Sets the app-level action set (`app__{action}` tools) and its state.
+    pub fn app<A: BridgeActions>(mut self, app: A) -> Self {
+        self.catalog.set_app::<A>();
+        self.app = Some(Box::new(app));
+        self
+    }
+
+    /// Registers a window type up front, so that the catalog lists it before any instance opens.
+    pub fn window<W: BridgeWindow + BridgeActions>(mut self) -> Self {
+        self.catalog.register::<W>();
+        self
+    }
+
+    /// App-specific notes appended to the GB-8.1-3 instructions (GB-8.1-2).
+    pub fn instructions(mut self, notes: impl Into<String>) -> Self {
+        self.notes = Some(notes.into());
+        self
+    }
+
+    /// How long a call may wait for the UI thread before `action_timeout` (default 30 s).
+    pub fn action_timeout(mut self, timeout: Duration) -> Self {
+        self.action_timeout = timeout;
+        self
+    }
+
+    /// Called after each queued operation, from any thread: wake your GUI event loop here so
+    /// it calls [`UiOwner::drain`].
+    pub fn waker(mut self, waker: impl Fn() + Send + Sync + 'static) -> Self {
+        self.waker = Some(Arc::new(waker));
+        self
+    }
+
+    /// Builds the handle and the owner. Keep the owner on the thread that runs your UI and call
+    /// [`UiOwner::drain`] from its event loop.
+    pub fn build(self) -> (Bridge, UiOwner) {
+        let app_spec = self.catalog.app().cloned();
+        let catalog = Arc::new(RwLock::new(self.catalog));
+        let ui = Ui::new(catalog.clone(), self.app, app_spec);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let instructions = match self.notes {
+            Some(n) => format!("{GB_INSTRUCTIONS}\n\n{n}"),
+            None => GB_INSTRUCTIONS.to_owned(),
+        };
+        let shared = Arc::new(Shared {
+            catalog,
+            tx,
+            watch: ui.watch(),
+            waker: self.waker,
+            info: ServerIdentity { name: self.name, version: self.version, instructions },
+            action_timeout: self.action_timeout,
+        });
+        (Bridge { shared }, UiOwner { ui, rx })
+    }
+
+    /// Builds the bridge and runs its owner on a dedicated thread, for apps without a GUI loop
+    /// (headless servers, tests). `setup` runs first on that thread (open the initial windows).
+    pub fn spawn_headless(self, setup: impl FnOnce(&mut Ui) + Send + 'static) -> Bridge {
+        let (bridge, mut owner) = self.build();
+        setup(owner.ui());
+        std::thread::Builder::new()
+            .name("bridge-ui".into())
+            .spawn(move || owner.run())
+            .expect("spawn the UI owner thread");
+        bridge
+    }
+}
+
+/// Owns the [`Ui`] and the queue of operations for it.
+pub struct UiOwner {
+    ui: Ui,
+    rx: mpsc::UnboundedReceiver<Command>,
+}
+
+impl UiOwner {
+    /// Direct access for the owning thread (set-up, rendering the real GUI).
+    pub fn ui(&mut self) -> &mut Ui {
+        &mut self.ui
+    }
+
+    /// Runs every queued operation, one at a time; returns how many ran. Call it from the GUI
+    /// event loop whenever the waker fires.
+    pub fn drain(&mut self) -> usize {
+        let mut n = 0;
+        while let Ok(cmd) = self.rx.try_recv() {
+            cmd(&mut self.ui);
+            n += 1;
+        }
+        n
+    }
+
+    /// Blocks this thread running operations until every [`Bridge`] handle is dropped.
+    pub fn run(mut self) {
+        while let Some(cmd) = self.rx.blocking_recv() {
+            cmd(&mut self.ui);
+        }
+    }
+}

@@ -1,0 +1,187 @@
+use crate::catalog::{Catalog, WindowSpec};
+use crate::gui::window::AnyWindow;
+use crate::gui::{BridgeActions, BridgeWindow};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// How a window is opened: plain top-level, window-level modal of an owner, or app-level modal
+/// (GB-2-2). `id` is an optional internal id; the external id is a name-safe handle derived
+/// from it (GB-12.4-3).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Whether the window is modal.
+    pub modal: bool,
+    /// For a window-level modal: the owner's external id. `None` with `modal` = app-level modal.
+    pub owner: Option<String>,
+    /// The app's own id for the window (any string, e.g. `报表 2`). When it is not name-safe,
+    /// the external id is a stable handle instead.
+    pub id: Option<String>,
+}
+
+impl OpenOptions {
+    /// A normal top-level window: (`modal: false`, `ownerId: null`).
+    pub fn window() -> Self {
+        Self::default()
+    }
+    /// A window-level modal owned by `owner`: (`modal: true`, `ownerId: owner`).
+    pub fn modal_of(owner: impl Into<String>) -> Self {
+        Self { modal: true, owner: Some(owner.into()), id: None }
+    }
+    /// An app-level modal: (`modal: true`, `ownerId: null`) (GB-10.2-1).
+    pub fn app_modal() -> Self {
+        Self { modal: true, owner: None, id: None }
+    }
+    /// Sets the app's internal id.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+}
+
+pub(crate) enum Op {
+    Open {
+        handle: String,
+        internal_id: Option<String>,
+        modal: bool,
+        owner: Option<String>,
+        window: Box<dyn AnyWindow>,
+        register: fn(&mut Catalog) -> Arc<WindowSpec>,
+    },
+    Close(String),
+}
+
+/// Allocates external window ids: name-safe, at most [`IdAllocator::MAX_HANDLE_LEN`] chars, never
+/// containing `__`, never `app`, never reused (GB-10.3-1, GB-12.4-3, OQ-GB-13).
+#[derive(Debug, Default)]
+pub(crate) struct IdAllocator {
+    next: u64,
+    used: HashSet<String>,
+    by_internal: HashMap<String, String>,
+}
+
+impl IdAllocator {
+    /// Longest handle: 14 + `__` + a 48-char action = 64, MCP's tool-name limit.
+    pub(crate) const MAX_HANDLE_LEN: usize = 14;
+
+    pub(crate) fn alloc(&mut self, internal: Option<&str>) -> String {
+        if let Some(id) = internal
+            && is_handle_safe(id)
+            && !self.used.contains(id)
+        {
+            self.used.insert(id.to_owned());
+            self.by_internal.insert(id.to_owned(), id.to_owned());
+            return id.to_owned();
+        }
+        let handle = loop {
+            self.next += 1;
+            let h = format!("w-{}", self.next);
+            if !self.used.contains(&h) {
+                break h;
+            }
+        };
+        self.used.insert(handle.clone());
+        if let Some(id) = internal {
+            self.by_internal.entry(id.to_owned()).or_insert_with(|| handle.clone());
+        }
+        handle
+    }
+
+    pub(crate) fn handle_of(&self, internal: &str) -> Option<&str> {
+        self.by_internal.get(internal).map(String::as_str)
+    }
+
+    pub(crate) fn ever_used(&self, handle: &str) -> bool {
+        self.used.contains(handle)
+    }
+}
+
+/// Whether `id` can be used as an external window id as is.
+pub fn is_handle_safe(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= IdAllocator::MAX_HANDLE_LEN
+        && id != "app"
+        && !id.contains("__")
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// What an action (or a host edit) can do besides changing its own window: open windows,
+/// close windows, set the ToolResult `message`. Effects are applied only when the action
+/// returns `Ok`; on `Err` they are discarded.
+pub struct ActionContext<'a> {
+    pub(crate) ids: &'a mut IdAllocator,
+    pub(crate) window_id: Option<String>,
+    pub(crate) by_user: bool,
+    pub(crate) ops: Vec<Op>,
+    pub(crate) opened: Vec<String>,
+    pub(crate) message: Option<String>,
+}
+
+impl<'a> ActionContext<'a> {
+    pub(crate) fn new(ids: &'a mut IdAllocator, window_id: Option<String>, by_user: bool) -> Self {
+        Self { ids, window_id, by_user, ops: Vec::new(), opened: Vec::new(), message: None }
+    }
+
+    /// The external id of the window the action runs on; `None` for app-level actions.
+    pub fn window_id(&self) -> Option<&str> {
+        self.window_id.as_deref()
+    }
+
+    /// Whether the human user (through the host API) rather than an agent triggered this.
+    pub fn is_user(&self) -> bool {
+        self.by_user
+    }
+
+    /// Opens `window` as described by `options` and returns its external id, which is also
+    /// reported in `openedWindowIds` (GB-5.4-5).
+    pub fn open_with<W: BridgeWindow + BridgeActions>(&mut self, window: W, options: OpenOptions) -> String {
+        let handle = self.ids.alloc(options.id.as_deref());
+        self.ops.push(Op::Open {
+            handle: handle.clone(),
+            internal_id: options.id,
+            modal: options.modal,
+            owner: if options.modal { options.owner } else { None },
+            window: Box::new(window),
+            register: Catalog::register::<W>,
+        });
+        self.opened.push(handle.clone());
+        handle
+    }
+
+    /// Opens a plain top-level window.
+    pub fn open<W: BridgeWindow + BridgeActions>(&mut self, window: W) -> String {
+        self.open_with(window, OpenOptions::window())
+    }
+
+    /// Opens a modal dialog: a window-level modal owned by the current window, or, from an
+    /// app-level action, an app-level modal.
+    pub fn open_modal<W: BridgeWindow + BridgeActions>(&mut self, window: W) -> String {
+        let options = match &self.window_id {
+            Some(id) => OpenOptions::modal_of(id.clone()),
+            None => OpenOptions::app_modal(),
+        };
+        self.open_with(window, options)
+    }
+
+    /// Opens an app-level modal (`modal: true`, `ownerId: null`) that blocks every other window
+    /// until it closes (GB-10.2).
+    pub fn open_app_modal<W: BridgeWindow + BridgeActions>(&mut self, window: W) -> String {
+        self.open_with(window, OpenOptions::app_modal())
+    }
+
+    /// Closes the current window (and the modals it owns). No-op for app-level actions.
+    pub fn close(&mut self) {
+        if let Some(id) = self.window_id.clone() {
+            self.ops.push(Op::Close(id));
+        }
+    }
+
+    /// Closes the window `id` (and the modals it owns).
+    pub fn close_window(&mut self, id: impl Into<String>) {
+        self.ops.push(Op::Close(id.into()));
+    }
+
+    /// Sets the ToolResult `message` (GB-5.4-4).
+    pub fn set_message(&mut self, message: impl Into<String>) {
+        self.message = Some(message.into());
+    }
+}

@@ -1,0 +1,13 @@
+//! The GUI window model: window types and action sets (the traits the macros implement),
+//! topology and the operable set, versions, the one serialized dispatcher, and the handle
+//! adapters use (GB §2, §4.2, §7, §10).
+
+mod bridge;
+mod context;
+mod ui;
+mod window;
+
+pub use bridge::{Bridge, BridgeBuilder, CallOutcome, GB_INSTRUCTIONS, OwnerGone, ServerIdentity, UiOwner};
+pub use context::{ActionContext, OpenOptions, is_handle_safe};
+pub use ui::{APP_PREFIX, Published, ToolEntry, Ui, humanize, operable_set};
+pub use window::{ActionError, BridgeActions, BridgeWindow, Rendered};

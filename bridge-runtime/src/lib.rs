@@ -1,0 +1,50 @@
+//! # bridge-runtime
+//!
+//! Hand a desktop app's UI to AI agents safely. Annotate your own types with
+//! `#[bridge_window]` and `#[bridge_actions]`; the runtime keeps one registry of windows and
+//! actions and serves it as the GUI Bridge protocol over MCP (spec GB): one subscribable
+//! resource `app://windows`, window-level tools `{winId}__{action}`, optimistic concurrency,
+//! coded errors and notifications.
+//!
+//! Data flows one way: annotated type → [`catalog`] → [`gui`] model → [`mcp`] adapter → wire.
+
+pub mod catalog;
+pub mod gui;
+pub mod mcp;
+pub mod model;
+pub mod render;
+
+pub use bridge_macros::{BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
+pub use catalog::{ActionHints, ActionSpec, Catalog};
+pub use gui::{
+    ActionContext, ActionError, Bridge, BridgeActions, BridgeBuilder, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner,
+};
+pub use model::{Block, ErrorCode, FieldError, FieldItem, Secret, Severity, ToolError, ToolResult};
+pub use render::{FieldSet, Media, Notice, TableRow};
+
+/// Everything an app author needs in scope.
+pub mod prelude {
+    pub use crate::gui::{
+        ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui,
+    };
+    pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
+    pub use crate::render::{FieldSet, Media, Notice, TableRow};
+    pub use crate::{BridgeFields, BridgeRow};
+    pub use crate::{bridge_action, bridge_actions, bridge_window};
+    pub use schemars::JsonSchema;
+    pub use serde::{Deserialize, Serialize};
+}
+
+/// Items the generated code refers to. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+
+    pub use crate::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, WindowMeta};
+    pub use crate::gui::{ActionContext, ActionError, BridgeActions, BridgeWindow, Rendered};
+    pub use crate::model::{Block, FieldItem, Severity};
+
+    pub use crate::render::*;
+}
