@@ -100,12 +100,15 @@ impl ActionSpec {
 
     /// Finishes the spec: adds `expectedVersion` to non-read-only window actions (GB-5.5-1).
     /// `window_level` is false for app-level actions, which have no window version (OQ-GB-12).
+    /// Unknown argument names are rejected (`additionalProperties: false`) so a misspelt
+    /// parameter gets a `validation_failed` naming it instead of being ignored.
     pub fn finish(mut self, window_level: bool) -> Self {
+        let mut s = (*self.input_schema).clone();
         if window_level && !self.hints.read_only {
-            let mut s = (*self.input_schema).clone();
             schema::add_expected_version(&mut s);
-            self.input_schema = Arc::new(s);
         }
+        s.entry("additionalProperties").or_insert(Value::Bool(false));
+        self.input_schema = Arc::new(s);
         self
     }
 

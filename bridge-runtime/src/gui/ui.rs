@@ -263,6 +263,10 @@ impl Ui {
         {
             return Err(ToolError::stale_state(expected, entry.version));
         }
+        if !spec.takes_expected_version() {
+            // Read-only actions do not declare it; a client that sends it anyway is not wrong.
+            args.remove(EXPECTED_VERSION);
+        }
         check_args(&spec, &args)?;
         args.remove(EXPECTED_VERSION);
 

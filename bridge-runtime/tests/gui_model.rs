@@ -1,0 +1,384 @@
+//! The window model without any protocol: topology, operable set, versions, ids, runtime checks.
+//! Window types are implemented by hand here so these tests do not depend on the macros.
+
+use bridge_runtime::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, WindowMeta};
+use bridge_runtime::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner};
+use bridge_runtime::model::{Block, ErrorCode};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+use std::time::Duration;
+
+#[derive(schemars::JsonSchema, serde::Deserialize)]
+#[allow(dead_code)]
+struct SetTextParams {
+    /// The new text.
+    text: String,
+}
+
+/// A window with one text block and actions to edit it and to open/close dialogs.
+struct Doc {
+    title: String,
+    text: String,
+    locked: bool,
+}
+
+impl Doc {
+    fn new(title: &str) -> Self {
+        Self { title: title.into(), text: String::new(), locked: false }
+    }
+}
+
+impl BridgeWindow for Doc {
+    fn window_meta() -> WindowMeta {
+        WindowMeta {
+            type_name: "Doc".into(),
+            title: "Doc".into(),
+            blocks: vec![BlockSpec { id: "body".into(), kind: BlockKind::Text, label: "Body".into(), max_rows: None, sensitive: false }],
+        }
+    }
+    fn render(&self) -> Rendered {
+        Rendered {
+            title: self.title.clone(),
+            summary: Some(format!("{} with {} characters", self.title, self.text.len())),
+            blocks: vec![Block::Text { id: Some("body".into()), text: self.text.clone() }],
+        }
+    }
+}
+
+impl BridgeActions for Doc {
+    fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
+        vec![
+            ActionSpec::new("set_text").description("Replace the text").params::<SetTextParams>().finish(window_level),
+            ActionSpec::new("open_dialog").description("Open a modal dialog").finish(window_level),
+            ActionSpec::new("close").description("Close this window").hints(ActionHints { destructive: true, ..Default::default() }).finish(window_level),
+            ActionSpec::new("peek").description("Read the text").hints(ActionHints { read_only: true, ..Default::default() }).finish(window_level),
+            ActionSpec::new("unlock").description("Only while locked").conditional(true).finish(window_level),
+        ]
+    }
+    fn action_available(&self, action: &str) -> bool {
+        action != "unlock" || self.locked
+    }
+    fn invoke_action(&mut self, action: &str, args: Map<String, Value>, cx: &mut ActionContext<'_>) -> Result<Option<Value>, ActionError> {
+        match action {
+            "set_text" => {
+                let text = args["text"].as_str().unwrap_or_default().to_owned();
+                if text == "bad" {
+                    return Err(ActionError::field("text", "must not be 'bad'"));
+                }
+                self.text = text;
+                Ok(None)
+            }
+            "open_dialog" => {
+                cx.open_modal(Doc::new("Dialog"));
+                Ok(None)
+            }
+            "close" => {
+                cx.close();
+                Ok(None)
+            }
+            "peek" => Ok(Some(json!({"text": self.text}))),
+            "unlock" => {
+                self.locked = false;
+                Ok(None)
+            }
+            _ => Err(ActionError::not_available(action)),
+        }
+    }
+}
+
+/// App-level actions: open a document, lock the app behind an app-level modal.
+struct App;
+
+impl BridgeActions for App {
+    fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
+        vec![
+            ActionSpec::new("new_doc").description("Open a new document").finish(window_level),
+            ActionSpec::new("lock").description("Lock the app").finish(window_level),
+        ]
+    }
+    fn action_available(&self, _: &str) -> bool {
+        true
+    }
+    fn invoke_action(&mut self, action: &str, _: Map<String, Value>, cx: &mut ActionContext<'_>) -> Result<Option<Value>, ActionError> {
+        match action {
+            "new_doc" => {
+                cx.open(Doc::new("New"));
+            }
+            _ => {
+                cx.open_app_modal(Doc::new("Locked"));
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn owner() -> (Bridge, UiOwner) {
+    Bridge::builder("test", "0").app(App).window::<Doc>().build()
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+fn code(ui: &mut Ui, name: &str, a: Value) -> Option<ErrorCode> {
+    ui.call_tool(name, args(a), false).err().map(|e| e.code)
+}
+
+fn tool_names(ui: &Ui) -> Vec<String> {
+    ui.published().tools.iter().map(|t| t.name.clone()).collect()
+}
+
+// GB-2-5, GB-4.2-2, GB-5.1-5: a window-level modal blocks its owner; other windows stay operable.
+#[test]
+fn window_level_modal_blocks_only_its_chain() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let a = ui.open(Doc::new("A"), OpenOptions::window());
+    let c = ui.open(Doc::new("C"), OpenOptions::window());
+    let r = ui.call_tool(&format!("{a}__open_dialog"), Map::new(), false).unwrap();
+    let d1 = r.opened_window_ids.unwrap()[0].clone();
+    assert_eq!(ui.snapshot().operable_window_ids, vec![d1.clone(), c.clone()]);
+    let d = ui.snapshot().windows.iter().find(|w| w.id == d1).unwrap().clone();
+    assert!(d.modal);
+    assert_eq!(d.owner_id.as_deref(), Some(a.as_str()));
+    let names = tool_names(ui);
+    assert!(names.iter().all(|n| !n.starts_with(&format!("{a}__"))), "{names:?}");
+    assert!(names.contains(&format!("{d1}__close")));
+    // GB-7.2-2: a call on the blocked owner is rejected at run time.
+    assert_eq!(code(ui, &format!("{a}__set_text"), json!({"text": "x"})), Some(ErrorCode::BlockedByModal));
+    // Closing the modal hands the top back to its owner (GB-5.3-2).
+    ui.call_tool(&format!("{d1}__close"), Map::new(), false).unwrap();
+    assert_eq!(ui.snapshot().operable_window_ids, vec![a, c]);
+}
+
+// GB-2-6, GB-10.2-1, GB-10.2-2, OQ-GB-12: an app-level modal collapses the operable set and
+// hides every other tool, app-level ones included.
+#[test]
+fn app_level_modal_collapses_everything() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let a = ui.open(Doc::new("A"), OpenOptions::window());
+    let r = ui.call_tool("app__lock", Map::new(), false).unwrap();
+    let lock = r.opened_window_ids.unwrap()[0].clone();
+    let snap = ui.snapshot().clone();
+    assert_eq!(snap.operable_window_ids, vec![lock.clone()]);
+    let w = snap.windows.iter().find(|w| w.id == lock).unwrap();
+    assert!(w.modal && w.owner_id.is_none());
+    assert!(tool_names(ui).iter().all(|n| n.starts_with(&format!("{lock}__"))));
+    assert_eq!(code(ui, "app__new_doc", json!({})), Some(ErrorCode::BlockedByModal));
+    assert_eq!(code(ui, &format!("{a}__peek"), json!({})), Some(ErrorCode::BlockedByModal));
+    // A dialog opened from the app-level modal becomes the top (OQ-GB-4).
+    let r = ui.call_tool(&format!("{lock}__open_dialog"), Map::new(), false).unwrap();
+    let inner = r.opened_window_ids.unwrap()[0].clone();
+    assert_eq!(ui.snapshot().operable_window_ids, vec![inner.clone()]);
+    ui.call_tool(&format!("{inner}__close"), Map::new(), false).unwrap();
+    ui.call_tool(&format!("{lock}__close"), Map::new(), false).unwrap();
+    assert_eq!(ui.snapshot().operable_window_ids, vec![a]);
+    assert!(tool_names(ui).contains(&"app__new_doc".to_owned()));
+}
+
+// GB-4.2-8, GB-7.1-1, GB-10.5-1: version bumps exactly when summary/blocks change, including for
+// the human user's edits through the host API.
+#[test]
+fn version_bumps_exactly_on_content_change() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let a = ui.open(Doc::new("A"), OpenOptions::window());
+    let v = |ui: &Ui| ui.snapshot().windows[0].version;
+    let v0 = v(ui);
+    ui.call_tool(&format!("{a}__peek"), Map::new(), false).unwrap();
+    assert_eq!(v(ui), v0, "a read-only action must not bump");
+    ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "hello"})), false).unwrap();
+    assert_eq!(v(ui), v0 + 1);
+    ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "hello"})), false).unwrap();
+    assert_eq!(v(ui), v0 + 1, "same content, same version");
+    ui.edit::<Doc, _>(&a, |d, _| d.text = "typed by the user".into()).unwrap();
+    assert_eq!(v(ui), v0 + 2);
+}
+
+// GB-7.1-2, GB-7.1-3, GB-7.4-2: expectedVersion mismatch → stale_state with currentVersion; absent → no check.
+#[test]
+fn stale_state_carries_current_version() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let a = ui.open(Doc::new("A"), OpenOptions::window());
+    let v0 = ui.snapshot().windows[0].version;
+    ui.edit::<Doc, _>(&a, |d, _| d.text = "user".into());
+    let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "agent", "expectedVersion": v0})), false).unwrap_err();
+    assert_eq!(err.code, ErrorCode::StaleState);
+    assert_eq!(err.current_version, Some(v0 + 1));
+    assert_eq!(ui.snapshot().windows[0].blocks[0], Block::Text { id: Some("body".into()), text: "user".into() }, "not executed");
+    ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "agent", "expectedVersion": v0 + 1})), false).unwrap();
+    ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "no check"})), false).unwrap();
+}
+
+// GB-7.2-2, GB-7.3-1, GB-7.4, OQ-GB-21: every runtime check, in order, with per-field errors.
+#[test]
+fn runtime_checks_and_codes() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let a = ui.open(Doc::new("A"), OpenOptions::window());
+    assert_eq!(code(ui, "nope", json!({})), Some(ErrorCode::WindowNotFound));
+    assert_eq!(code(ui, "w-99__peek", json!({})), Some(ErrorCode::WindowNotFound));
+    assert_eq!(code(ui, &format!("{a}__fly"), json!({})), Some(ErrorCode::ActionNotAvailable));
+    assert_eq!(code(ui, &format!("{a}__unlock"), json!({})), Some(ErrorCode::ActionNotAvailable));
+    let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"txt": 1})), false).unwrap_err();
+    assert_eq!(err.code, ErrorCode::ValidationFailed);
+    let fields: HashSet<String> = err.fields.unwrap().into_iter().map(|f| f.field).collect();
+    assert_eq!(fields, HashSet::from(["text".to_owned(), "txt".to_owned()]));
+    let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "bad"})), false).unwrap_err();
+    assert_eq!(err.fields.unwrap()[0].field, "text");
+    let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": "one"})), false).unwrap_err();
+    assert_eq!(err.code, ErrorCode::ValidationFailed);
+    assert_eq!(err.fields.unwrap()[0].field, "expectedVersion");
+    ui.close(&a);
+    assert_eq!(code(ui, &format!("{a}__peek"), json!({})), Some(ErrorCode::WindowNotFound));
+}
+
+// GB-10.3-1, GB-12.4-1..3, OQ-GB-13: ids are unique, never reused, name-safe; unsafe internal ids
+// get one stable handle used everywhere.
+#[test]
+fn ids_are_name_safe_and_never_reused() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let r = ui.open(Doc::new("报表"), OpenOptions::window().with_id("报表 2"));
+    assert!(r.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    assert_eq!(ui.handle_of("报表 2").as_deref(), Some(r.as_str()));
+    assert_eq!(ui.internal_id(&r), Some("报表 2"));
+    assert!(tool_names(ui).contains(&format!("{r}__peek")));
+    let plain = ui.open(Doc::new("P"), OpenOptions::window().with_id("orders"));
+    assert_eq!(plain, "orders");
+    ui.close(&plain);
+    let again = ui.open(Doc::new("P"), OpenOptions::window().with_id("orders"));
+    assert_ne!(again, plain, "a closed window's id is never reused");
+    for bad in ["app", "a__b", "has space", "waytoolongidentifier"] {
+        let h = ui.open(Doc::new("x"), OpenOptions::window().with_id(bad));
+        assert_ne!(h, bad);
+        assert!(!h.contains("__"));
+    }
+    let ids: Vec<String> = ui.snapshot().windows.iter().map(|w| w.id.clone()).collect();
+    let unique: HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len());
+}
+
+// Issue #2 §4 + GB-7.4-7 / OQ-GB-17: a call the UI thread never starts times out with
+// action_timeout and never takes effect later.
+#[tokio::test]
+async fn timeout_withdraws_the_call() {
+    let (bridge, mut o) = Bridge::builder("t", "0").window::<Doc>().action_timeout(Duration::from_millis(50)).build();
+    let a = o.ui().open(Doc::new("A"), OpenOptions::window());
+    let out = bridge.call_tool(&format!("{a}__set_text"), args(json!({"text": "late"}))).await;
+    assert_eq!(out.result.unwrap_err().code, ErrorCode::ActionTimeout);
+    assert_eq!(o.drain(), 1);
+    assert_eq!(o.ui().snapshot().windows[0].blocks[0], Block::Text { id: Some("body".into()), text: String::new() });
+}
+
+// GB-10.1-3: operations from many tasks run one at a time on the owner; all take effect.
+#[tokio::test]
+async fn concurrent_calls_are_serialized() {
+    let bridge = Bridge::builder("t", "0").window::<Doc>().spawn_headless(|ui| {
+        ui.open(Doc::new("A"), OpenOptions::window().with_id("A"));
+    });
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let b = bridge.clone();
+        tasks.push(tokio::spawn(async move { b.call_tool("A__set_text", args(json!({"text": format!("t{i}")}))).await }));
+    }
+    for t in tasks {
+        t.await.unwrap().result.unwrap();
+    }
+    let v = bridge.published().snapshot.windows[0].version;
+    assert!(v >= 2 && v <= 51, "{v}");
+    let user = bridge.run(|ui| ui.edit::<Doc, _>("A", |d, _| d.text = "user".into())).await.unwrap();
+    assert!(user.is_some());
+    assert_eq!(bridge.published().snapshot.windows[0].version, v + 1);
+}
+
+// GB-4.2-12: every operable id and ownerId refers to a window in the same snapshot, also after
+// the owner of a modal chain closes (the chain closes with it).
+#[test]
+fn closing_an_owner_closes_its_modals() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let a = ui.open(Doc::new("A"), OpenOptions::window());
+    let d1 = ui.open(Doc::new("D1"), OpenOptions::modal_of(&a));
+    let _d2 = ui.open(Doc::new("D2"), OpenOptions::modal_of(&d1));
+    ui.close(&a);
+    assert!(ui.snapshot().windows.is_empty());
+    assert!(ui.snapshot().operable_window_ids.is_empty());
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Open,
+    OpenModal(usize),
+    OpenAppModal,
+    Close(usize),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        2 => Just(Step::Open),
+        3 => (0usize..16).prop_map(Step::OpenModal),
+        1 => Just(Step::OpenAppModal),
+        3 => (0usize..16).prop_map(Step::Close),
+    ]
+}
+
+/// Reference model: a window is operable iff nothing hangs under it and, when an app-level modal
+/// exists, it lies in the newest one's tree (GB-2-5, GB-2-6, OQ-GB-3, OQ-GB-4).
+fn reference(ws: &[(String, bool, Option<String>)]) -> HashSet<String> {
+    let has_child = |id: &str| ws.iter().any(|w| w.1 && w.2.as_deref() == Some(id));
+    let parent = |id: &str| ws.iter().find(|w| w.0 == id).and_then(|w| if w.1 { w.2.clone() } else { None });
+    let app_modal = ws.iter().rev().find(|w| w.1 && w.2.is_none()).map(|w| w.0.clone());
+    let in_tree = |id: &str, root: &str| {
+        let mut cur = Some(id.to_owned());
+        while let Some(c) = cur {
+            if c == root {
+                return true;
+            }
+            cur = parent(&c);
+        }
+        false
+    };
+    ws.iter()
+        .filter(|w| !has_child(&w.0))
+        .filter(|w| app_modal.as_deref().is_none_or(|m| in_tree(&w.0, m)))
+        .map(|w| w.0.clone())
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    // GB-2-5, GB-2-6, GB-4.2-2, GB-4.2-12, GB-5.1-4: the published operable set matches the
+    // reference model after every step; tools belong to operable windows only.
+    #[test]
+    fn operable_set_matches_reference(steps in proptest::collection::vec(step(), 1..40)) {
+        let (_b, mut o) = owner();
+        let ui = o.ui();
+        for s in steps {
+            let ids: Vec<String> = ui.snapshot().windows.iter().map(|w| w.id.clone()).collect();
+            match s {
+                Step::Open => { ui.open(Doc::new("w"), OpenOptions::window()); }
+                Step::OpenAppModal => { ui.open(Doc::new("m"), OpenOptions::app_modal()); }
+                Step::OpenModal(i) if !ids.is_empty() => { ui.open(Doc::new("d"), OpenOptions::modal_of(&ids[i % ids.len()])); }
+                Step::Close(i) if !ids.is_empty() => { ui.close(&ids[i % ids.len()]); }
+                _ => {}
+            }
+            let snap = ui.snapshot().clone();
+            let model: Vec<(String, bool, Option<String>)> = snap.windows.iter().map(|w| (w.id.clone(), w.modal, w.owner_id.clone())).collect();
+            let got: HashSet<String> = snap.operable_window_ids.iter().cloned().collect();
+            prop_assert_eq!(got.len(), snap.operable_window_ids.len());
+            prop_assert_eq!(&got, &reference(&model));
+            for w in &snap.windows {
+                if let Some(owner) = &w.owner_id {
+                    prop_assert!(snap.windows.iter().any(|x| &x.id == owner));
+                }
+            }
+            for t in ui.published().tools.iter() {
+                if let Some(id) = &t.window_id { prop_assert!(got.contains(id)); }
+            }
+        }
+    }
+}
