@@ -48,6 +48,10 @@ pub(crate) enum Op {
         register: fn(&mut Catalog) -> Arc<WindowSpec>,
     },
     Close(String),
+    Update {
+        id: String,
+        apply: Box<dyn FnOnce(&mut dyn std::any::Any) + Send>,
+    },
 }
 
 /// Allocates external window ids: name-safe, at most [`IdAllocator::MAX_HANDLE_LEN`] chars, never
@@ -178,6 +182,20 @@ impl<'a> ActionContext<'a> {
     /// Closes the window `id` (and the modals it owns).
     pub fn close_window(&mut self, id: impl Into<String>) {
         self.ops.push(Op::Close(id.into()));
+    }
+
+    /// Changes another open window of type `W` (e.g. a confirmation dialog marking its owner's
+    /// order as placed). Runs after the action returns `Ok`, in the same operation, so the
+    /// change is in the same commit; ignored if `id` is closed by then or is not a `W`.
+    pub fn update<W: 'static>(&mut self, id: impl Into<String>, f: impl FnOnce(&mut W) + Send + 'static) {
+        self.ops.push(Op::Update {
+            id: id.into(),
+            apply: Box::new(move |any| {
+                if let Some(w) = any.downcast_mut::<W>() {
+                    f(w);
+                }
+            }),
+        });
     }
 
     /// Sets the ToolResult `message` (GB-5.4-4).

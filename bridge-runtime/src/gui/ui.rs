@@ -103,6 +103,8 @@ pub struct Ui {
     ids: IdAllocator,
     published: watch::Sender<Arc<Published>>,
     current: Arc<Published>,
+    /// Set by `apply` when windows opened or closed, so `commit` rebuilds the snapshot.
+    topology_changed: bool,
 }
 
 impl Ui {
@@ -120,7 +122,15 @@ impl Ui {
             (Some(actions), Some(spec)) => Some(AppSlot { spec, actions }),
             _ => None,
         };
-        let mut ui = Self { catalog, app, windows: Vec::new(), ids: IdAllocator::default(), published, current };
+        let mut ui = Self {
+            catalog,
+            app,
+            windows: Vec::new(),
+            ids: IdAllocator::default(),
+            published,
+            current,
+            topology_changed: true,
+        };
         ui.commit();
         ui
     }
@@ -286,6 +296,7 @@ impl Ui {
     }
 
     fn apply(&mut self, ops: Vec<Op>) {
+        self.topology_changed |= !ops.is_empty();
         for op in ops {
             match op {
                 Op::Open { handle, internal_id, modal, owner, window, register } => {
@@ -304,6 +315,11 @@ impl Ui {
                         spec,
                         window: Some(window),
                     });
+                }
+                Op::Update { id, apply } => {
+                    if let Some(w) = self.windows.iter_mut().find(|e| e.handle == id).and_then(|e| e.window.as_mut()) {
+                        apply(w.as_any_mut());
+                    }
                 }
                 Op::Close(id) => {
                     let mut doomed = vec![id];
@@ -340,6 +356,8 @@ impl Ui {
     /// Re-renders every window, bumps versions where `summary`/`blocks` changed, recomputes the
     /// operable set and tool list, and publishes when anything differs.
     pub(crate) fn commit(&mut self) {
+        let mut content_changed = self.topology_changed;
+        self.topology_changed = false;
         for e in &mut self.windows {
             let fresh = e.window.as_ref().map(|w| w.render());
             if let Some(fresh) = fresh
@@ -349,10 +367,15 @@ impl Ui {
                     e.version += 1;
                 }
                 e.rendered = fresh;
+                content_changed = true;
             }
         }
         let operable = self.current_operable();
-        let snapshot = WindowsSnapshot {
+        let prev = self.current.clone();
+        let snapshot = if !content_changed && prev.generation > 0 {
+            prev.snapshot.clone()
+        } else {
+            WindowsSnapshot {
             operable_window_ids: operable.clone(),
             windows: self
                 .windows
@@ -367,6 +390,7 @@ impl Ui {
                     blocks: e.rendered.blocks.clone(),
                 })
                 .collect(),
+            }
         };
         let mut tools = Vec::new();
         if let Some(slot) = &self.app
@@ -397,8 +421,7 @@ impl Ui {
                 }
             }
         }
-        let prev = &self.current;
-        let windows_changed = snapshot != prev.snapshot || prev.generation == 0;
+        let windows_changed = content_changed && (snapshot != prev.snapshot || prev.generation == 0);
         let tools_changed = tools.len() != prev.tools.len()
             || tools.iter().zip(prev.tools.iter()).any(|(a, b)| a.name != b.name || a.window_title != b.window_title);
         if !windows_changed && !tools_changed {

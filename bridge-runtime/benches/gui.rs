@@ -1,0 +1,109 @@
+//! Window-model costs that every protocol surface pays: publishing `app://windows` for 100
+//! windows × 20 blocks (vs a plain `serde_json::to_string` of the same value), dispatching a
+//! tool call (runtime checks + jsonschema + action + re-render + publish), and building the
+//! tool list. Run: `cargo bench -p bridge-runtime --bench gui`.
+
+use bridge_runtime::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, WindowMeta};
+use bridge_runtime::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered};
+use bridge_runtime::model::{Block, FieldItem, Severity};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Map, Value, json};
+use std::hint::black_box;
+
+#[derive(schemars::JsonSchema, serde::Deserialize)]
+#[allow(dead_code)]
+struct EditParams {
+    field: String,
+    value: String,
+}
+
+/// A window with 20 blocks of mixed kinds.
+struct Big {
+    n: usize,
+    value: String,
+}
+
+impl BridgeWindow for Big {
+    fn window_meta() -> WindowMeta {
+        WindowMeta {
+            type_name: "Big".into(),
+            title: "Big".into(),
+            blocks: (0..20)
+                .map(|i| BlockSpec { id: format!("b{i}"), kind: BlockKind::Fields, label: format!("B{i}"), max_rows: None, sensitive: false })
+                .collect(),
+        }
+    }
+    fn render(&self) -> Rendered {
+        let blocks = (0..20)
+            .map(|i| match i % 4 {
+                0 => Block::Fields {
+                    id: Some(format!("b{i}")),
+                    items: vec![FieldItem::new("Name", self.value.clone()), FieldItem::new("Count", self.n), FieldItem::redacted("Secret")],
+                },
+                1 => Block::Table {
+                    id: Some(format!("b{i}")),
+                    columns: vec!["A".into(), "B".into(), "C".into()],
+                    rows: (0..5).map(|r| vec![json!(r), json!("cell"), json!(r as f64 * 1.5)]).collect(),
+                    offset: None,
+                    total: None,
+                },
+                2 => Block::Notice { id: Some(format!("b{i}")), severity: Severity::Info, text: format!("Window {} is fine", self.n) },
+                _ => Block::Text { id: Some(format!("b{i}")), text: "Some paragraph of text in the window.".into() },
+            })
+            .collect();
+        Rendered { title: format!("Window {}", self.n), summary: Some(format!("Window {} showing {}", self.n, self.value)), blocks }
+    }
+}
+
+impl BridgeActions for Big {
+    fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
+        vec![
+            ActionSpec::new("edit").description("Edit a value").params::<EditParams>().finish(window_level),
+            ActionSpec::new("peek").description("Read").hints(ActionHints { read_only: true, ..Default::default() }).finish(window_level),
+            ActionSpec::new("close").description("Close").finish(window_level),
+        ]
+    }
+    fn action_available(&self, _: &str) -> bool {
+        true
+    }
+    fn invoke_action(&mut self, action: &str, args: Map<String, Value>, _: &mut ActionContext<'_>) -> Result<Option<Value>, ActionError> {
+        if action == "edit" {
+            self.value = args["value"].as_str().unwrap_or_default().to_owned();
+        }
+        Ok(None)
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let (_bridge, mut owner) = Bridge::builder("bench", "0").window::<Big>().build();
+    for n in 0..100 {
+        owner.ui().open(Big { n, value: "v".into() }, OpenOptions::window());
+    }
+    let published = owner.ui().published();
+    println!("app://windows with 100 windows x 20 blocks: {} bytes", published.snapshot_json.len());
+
+    let mut g = c.benchmark_group("app_windows_read_100x20");
+    g.bench_function("published_snapshot_json", |b| b.iter(|| black_box(owner.ui().published().snapshot_json.to_string())));
+    g.bench_function("plain_serde_json_to_string", |b| b.iter(|| black_box(serde_json::to_string(&published.snapshot).unwrap())));
+    g.finish();
+
+    let mut g = c.benchmark_group("dispatch_100x20");
+    let mut i = 0u64;
+    g.bench_function("tools_call_edit_rerender_publish", |b| {
+        b.iter(|| {
+            i += 1;
+            let args = json!({"field": "Name", "value": format!("v{i}")}).as_object().cloned().unwrap();
+            black_box(owner.ui().call_tool("w-50__edit", args, false).unwrap())
+        })
+    });
+    g.bench_function("tools_call_read_only_no_change", |b| {
+        b.iter(|| black_box(owner.ui().call_tool("w-50__peek", Map::new(), false).unwrap()))
+    });
+    g.bench_function("tools_list_entries_100_windows", |b| {
+        b.iter(|| black_box(owner.ui().published().tools.iter().map(|t| (t.name.clone(), t.title())).count()))
+    });
+    g.finish();
+}
+
+criterion_group!(gui, benches);
+criterion_main!(gui);
