@@ -1,12 +1,137 @@
-//! Attribute macros for bridge (placeholder; being written).
+//! Attribute and derive macros for bridge; use them through `bridge_runtime` (which re-exports
+//! them), never directly.
+//!
+//! Stages, one per module (after thiserror's `impl/`): `attr` parses attributes, `ast`
+//! builds the internal representation borrowing the author's tokens, `valid` checks the rules,
+//! `expand` generates code, or `fallback` stub impls next to the errors. Every error is
+//! collected in a `ctxt::Ctxt` and reported at once, at the author's tokens; nothing panics.
+//!
+//! The attribute syntax is documented on each macro below (also shown on `bridge_runtime`'s
+//! re-exports).
+
+mod ast;
+mod attr;
+mod ctxt;
+mod expand;
+mod fallback;
+mod strip;
+mod template;
+mod util;
+mod valid;
+
 use proc_macro::TokenStream;
+use syn::{DeriveInput, parse_macro_input};
+
+/// Turns a struct into a window type: `impl BridgeWindow` (`window_meta` + `render`).
+///
+/// ```rust,ignore
+/// #[bridge_window(title = "Order Editor", summary = "Editing order {order_no} for {form.recipient}")]
+/// struct OrderEditor {
+///     #[bridge(fields, id = "order", label = "Order")] form: OrderForm,      // FieldSet
+///     #[bridge(table, max_rows = 50)]                  products: Vec<Product>, // Row: TableRow
+///     #[bridge(list, ordered)]                         steps: Vec<String>,    // T: Serialize
+///     #[bridge(notice)]                                status: Vec<Notice>,   // Notice / Option / Vec
+///     #[bridge(notice, severity = "warn")]             warning: Option<String>,
+///     #[bridge(text)]                                  note: String,          // Display
+///     #[bridge(media)]                                 preview: Option<Media>,
+///     #[bridge(custom)]                                chart: Chart,          // Serialize
+///     #[bridge(skip)]                                  order_no: u32,
+/// }
+/// ```
+///
+/// Arguments:
+/// - `title = "…"` (required, non-empty) or `title = method` (`fn(&self) -> impl Into<String>`;
+///   the catalog then shows the type name humanized).
+/// - `summary = "…"` (optional): a template; `{field}` / `{field.nested}` / `{field:spec}` are
+///   `format!`-ed, `{{`/`}}` are literal braces. Naming a missing field, a `sensitive` block or a
+///   sensitive item of a `fields` block is a compile error. Or `summary = method`
+///   (`fn(&self)` returning `String`, `&str` or an `Option` of either).
+/// - `crate = path` (optional): the runtime's path, default `::bridge_runtime`.
+///
+/// Every field carries `#[bridge(kind, …)]` with exactly one kind, or `#[bridge(skip)]`.
+/// Options of every kind: `id = "…"` (stable block id, default the field name with `_` → `-`,
+/// unique per window) and `label = "…"` (default the field name humanized). Kind options:
+/// `fields`: `sensitive` (every item redacted; the value is never read); `table`, `list`:
+/// `max_rows = N`; `list`: `ordered`; `notice`: `severity = "info"|"warn"|"error"|"success"` for
+/// `String`/`Option<String>`/`Vec<String>` fields. Blocks render in declaration order; a
+/// `notice` field renders 0..n blocks (`id`, `id-2`, …), a `media` field 0..1.
 #[proc_macro_attribute]
-pub fn bridge_window(_a: TokenStream, i: TokenStream) -> TokenStream { i }
+pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::bridge_window(args.into(), input.into()).into()
+}
+
+/// Turns the `#[bridge_action]` methods of an inherent `impl` block into an action set:
+/// `impl BridgeActions`. On a window type the actions are its tools `{winId}__{action}`; on
+/// the app type (`Bridge::builder(..).app(app)`) they are `app__{action}`. Other methods stay
+/// as they are; `#[bridge_actions] impl T {}` declares no actions. Optional `crate = path`.
+///
+/// ```rust,ignore
+/// #[bridge_actions]
+/// impl OrderEditor {
+///     /// Edit one field of the order form.           <- the tool description
+///     #[bridge_action(title = "Edit field", idempotent, available = editable)]
+///     fn edit_field(
+///         &mut self,
+///         /// The field's label or key.                <- the parameter's description
+///         field: String,
+///         #[bridge(description = "The new value")] value: String,
+///         note: Option<String>,                        // optional parameter
+///         cx: &mut ActionContext,                      // not a parameter
+///     ) -> Result<(), ActionError> { todo!() }
+///
+///     /// Add a product line.
+///     #[bridge_action(name = "add-line", destructive)]
+///     fn add_line(&mut self, #[bridge(args)] line: NewLine) -> Result<Totals, ActionError> { todo!() }
+///
+///     fn editable(&self) -> bool { todo!() }
+/// }
+/// ```
+///
+/// `#[bridge_action(…)]` keys: `name = "…"` (default the method name; `[A-Za-z0-9_-]{1,48}`),
+/// `title = "…"`, `description = "…"` (default the doc comment; one of them is required),
+/// flags `read_only`, `destructive` (not both), `idempotent`, `open_world`, and
+/// `available = method` (`fn(&self) -> bool`; the action is hidden while it returns false).
+///
+/// The method takes `&self` or `&mut self`, is not `async`, not generic. Each other parameter
+/// is a JSON property of the same name (owned type, `DeserializeOwned + JsonSchema`; `Option<T>`
+/// = not required); `expectedVersion`/`expected_version` are reserved (GB-5.5). At most one
+/// `&mut ActionContext` parameter. Or one `#[bridge(args)] p: P` parameter whose struct `P` is
+/// the whole argument object. Parameter descriptions: `///` or `#[bridge(description = "…")]`.
+///
+/// Return `()` (no `result`), `T` or `Result<T, E>` with `T: Serialize + JsonSchema` (the
+/// ToolResult `result` and the tool's `outputSchema`) and `E: Into<ActionError>`.
 #[proc_macro_attribute]
-pub fn bridge_actions(_a: TokenStream, i: TokenStream) -> TokenStream { i }
+pub fn bridge_actions(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::bridge_actions(args.into(), input.into()).into()
+}
+
+/// Marks a method of a `#[bridge_actions]` impl block as an action (see [`macro@bridge_actions`]).
+/// Outside such a block it is a compile error.
 #[proc_macro_attribute]
-pub fn bridge_action(_a: TokenStream, i: TokenStream) -> TokenStream { i }
+pub fn bridge_action(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::bridge_action(args.into(), input.into()).into()
+}
+
+/// `impl FieldSet` for a struct whose fields are the items of a `fields` block.
+///
+/// Field attributes: `#[bridge(label = "…")]` (default the field name humanized),
+/// `#[bridge(sensitive)]` (the item is `{"value":"••••••","sensitive":true}` and the value is
+/// never read), `#[bridge(skip)]`. Struct attribute: `#[bridge(crate = path)]`. Every shown
+/// field is `Serialize` (its value) and `DeserializeOwned` (`FieldSet::set_field` sets it from
+/// JSON by key or label, ASCII case-insensitive).
 #[proc_macro_derive(BridgeFields, attributes(bridge))]
-pub fn derive_fields(_i: TokenStream) -> TokenStream { TokenStream::new() }
+pub fn derive_fields(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_fields(&input).into()
+}
+
+/// `impl TableRow` for a struct whose fields are the columns of a `table` block.
+///
+/// Field attributes: `#[bridge(label = "…")]` (the column title, default the field name
+/// humanized), `#[bridge(skip)]`. Struct attribute: `#[bridge(crate = path)]`. Every shown
+/// field is `Serialize`; keep secrets in `Secret<T>`, which serializes as `"••••••"`.
 #[proc_macro_derive(BridgeRow, attributes(bridge))]
-pub fn derive_row(_i: TokenStream) -> TokenStream { TokenStream::new() }
+pub fn derive_row(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_row(&input).into()
+}

@@ -29,7 +29,13 @@ impl BridgeWindow for Big {
             type_name: "Big".into(),
             title: "Big".into(),
             blocks: (0..20)
-                .map(|i| BlockSpec { id: format!("b{i}"), kind: BlockKind::Fields, label: format!("B{i}"), max_rows: None, sensitive: false })
+                .map(|i| BlockSpec {
+                    id: format!("b{i}"),
+                    kind: BlockKind::Fields,
+                    label: format!("B{i}"),
+                    max_rows: None,
+                    sensitive: false,
+                })
                 .collect(),
         }
     }
@@ -38,7 +44,11 @@ impl BridgeWindow for Big {
             .map(|i| match i % 4 {
                 0 => Block::Fields {
                     id: Some(format!("b{i}")),
-                    items: vec![FieldItem::new("Name", self.value.clone()), FieldItem::new("Count", self.n), FieldItem::redacted("Secret")],
+                    items: vec![
+                        FieldItem::new("Name", self.value.clone()),
+                        FieldItem::new("Count", self.n),
+                        FieldItem::redacted("Secret"),
+                    ],
                 },
                 1 => Block::Table {
                     id: Some(format!("b{i}")),
@@ -47,11 +57,19 @@ impl BridgeWindow for Big {
                     offset: None,
                     total: None,
                 },
-                2 => Block::Notice { id: Some(format!("b{i}")), severity: Severity::Info, text: format!("Window {} is fine", self.n) },
+                2 => Block::Notice {
+                    id: Some(format!("b{i}")),
+                    severity: Severity::Info,
+                    text: format!("Window {} is fine", self.n),
+                },
                 _ => Block::Text { id: Some(format!("b{i}")), text: "Some paragraph of text in the window.".into() },
             })
             .collect();
-        Rendered { title: format!("Window {}", self.n), summary: Some(format!("Window {} showing {}", self.n, self.value)), blocks }
+        Rendered {
+            title: format!("Window {}", self.n),
+            summary: Some(format!("Window {} showing {}", self.n, self.value)),
+            blocks,
+        }
     }
 }
 
@@ -59,14 +77,22 @@ impl BridgeActions for Big {
     fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
         vec![
             ActionSpec::new("edit").description("Edit a value").params::<EditParams>().finish(window_level),
-            ActionSpec::new("peek").description("Read").hints(ActionHints { read_only: true, ..Default::default() }).finish(window_level),
+            ActionSpec::new("peek")
+                .description("Read")
+                .hints(ActionHints { read_only: true, ..Default::default() })
+                .finish(window_level),
             ActionSpec::new("close").description("Close").finish(window_level),
         ]
     }
     fn action_available(&self, _: &str) -> bool {
         true
     }
-    fn invoke_action(&mut self, action: &str, args: Map<String, Value>, _: &mut ActionContext<'_>) -> Result<Option<Value>, ActionError> {
+    fn invoke_action(
+        &mut self,
+        action: &str,
+        args: Map<String, Value>,
+        _: &mut ActionContext<'_>,
+    ) -> Result<Option<Value>, ActionError> {
         if action == "edit" {
             self.value = args["value"].as_str().unwrap_or_default().to_owned();
         }
@@ -83,8 +109,12 @@ fn benches(c: &mut Criterion) {
     println!("app://windows with 100 windows x 20 blocks: {} bytes", published.snapshot_json.len());
 
     let mut g = c.benchmark_group("app_windows_read_100x20");
-    g.bench_function("published_snapshot_json", |b| b.iter(|| black_box(owner.ui().published().snapshot_json.to_string())));
-    g.bench_function("plain_serde_json_to_string", |b| b.iter(|| black_box(serde_json::to_string(&published.snapshot).unwrap())));
+    g.bench_function("published_snapshot_json", |b| {
+        b.iter(|| black_box(owner.ui().published().snapshot_json.to_string()))
+    });
+    g.bench_function("plain_serde_json_to_string", |b| {
+        b.iter(|| black_box(serde_json::to_string(&published.snapshot).unwrap()))
+    });
     g.finish();
 
     let mut g = c.benchmark_group("dispatch_100x20");
@@ -100,7 +130,9 @@ fn benches(c: &mut Criterion) {
         b.iter(|| black_box(owner.ui().call_tool("w-50__peek", Map::new(), false).unwrap()))
     });
     g.bench_function("tools_list_entries_100_windows", |b| {
-        b.iter(|| black_box(owner.ui().published().tools.iter().map(|t| (t.name.clone(), t.title())).count()))
+        b.iter(|| {
+            black_box(owner.ui().published().tools.iter().map(|t| (t.name.clone(), t.title())).collect::<Vec<_>>())
+        })
     });
     g.finish();
 }

@@ -24,9 +24,7 @@ pub use render::{FieldSet, Media, Notice, TableRow};
 
 /// Everything an app author needs in scope.
 pub mod prelude {
-    pub use crate::gui::{
-        ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui,
-    };
+    pub use crate::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui};
     pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
     pub use crate::render::{FieldSet, Media, Notice, TableRow};
     pub use crate::{BridgeFields, BridgeRow};

@@ -1,16 +1,26 @@
 //! Building blocks from app values: the traits and helpers the generated `render` uses, also
 //! usable by hand. Every helper returns an already-redacted [`Block`] (GB-4.4, GB-4.5).
 
-use crate::model::{Block, FieldItem, Severity};
+use crate::gui::ActionError;
+use crate::model::{Block, FieldError, FieldItem, Severity};
 use serde::Serialize;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 
 /// A struct whose fields become the items of a `fields` block (`#[derive(BridgeFields)]`).
 ///
 /// Field attributes of the derive: `#[bridge(label = "…")]` (default: the field name
 /// humanized), `#[bridge(sensitive)]` (the value is never read; the item is
 /// `{"value":"••••••","sensitive":true}`), `#[bridge(skip)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a `fields` block: it does not implement `FieldSet`",
+    label = "add #[derive(BridgeFields)] to `{Self}`"
+)]
 pub trait FieldSet {
+    /// The keys (Rust names) of the sensitive items. `#[bridge_window]` checks at compile time
+    /// that a summary placeholder such as `{form.password}` names none of them (GB-4.5-2).
+    const SENSITIVE_KEYS: &'static [&'static str] = &[];
+
     /// `(key, label, sensitive)` for every item, in declaration order.
     fn field_specs() -> Vec<FieldSpec>
     where
@@ -37,6 +47,10 @@ pub struct FieldSpec {
 
 /// A row type of a `table` block (`#[derive(BridgeRow)]`): its fields are the columns.
 /// Field attributes: `#[bridge(label = "…")]`, `#[bridge(skip)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a table row: it does not implement `TableRow`",
+    label = "add #[derive(BridgeRow)] to `{Self}`"
+)]
 pub trait TableRow {
     /// Column titles, left to right.
     fn columns() -> Vec<String>
@@ -90,6 +104,10 @@ pub struct Media {
 }
 
 /// Values a `notice` field may hold: `Notice`, `Option<Notice>`, `Vec<Notice>` → 0..n blocks.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a `notice` block",
+    label = "a `notice` field is `Notice`, `Option<Notice>` or `Vec<Notice>`; for text add `severity = \"…\"`"
+)]
 pub trait IntoNotices {
     /// The notices to render.
     fn notices(&self) -> Vec<(Severity, String)>;
@@ -112,6 +130,10 @@ impl<T: IntoNotices> IntoNotices for Vec<T> {
 
 /// Texts for a `notice` field with a fixed `severity = "…"`: `String`, `&str`,
 /// `Option<String>`, `Vec<String>` → 0..n blocks (empty strings render nothing).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a `notice` block with a fixed severity",
+    label = "a `notice` field with `severity` is `String`, `Option<String>` or `Vec<String>`"
+)]
 pub trait IntoTexts {
     /// The texts to render.
     fn texts(&self) -> Vec<String>;
@@ -138,6 +160,10 @@ impl<T: IntoTexts> IntoTexts for Vec<T> {
 }
 
 /// Values a `media` field may hold: `Media` or `Option<Media>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a `media` block",
+    label = "a `media` field is `Media` or `Option<Media>`"
+)]
 pub trait IntoMedia {
     /// The media to render, if any.
     fn media(&self) -> Option<&Media>;
@@ -159,6 +185,10 @@ pub fn text(id: &str, value: &impl TextValue) -> Block {
 }
 
 /// Values a `text` field may hold.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a `text` block: it does not implement `Display`",
+    label = "a `text` field must implement `std::fmt::Display`"
+)]
 pub trait TextValue {
     /// The text.
     fn text_value(&self) -> String;
@@ -171,11 +201,16 @@ impl<T: std::fmt::Display> TextValue for T {
 
 /// `fields` block from a [`FieldSet`]; with `all_sensitive` every item is redacted.
 pub fn fields<F: FieldSet>(id: &str, value: &F, all_sensitive: bool) -> Block {
-    let items = if all_sensitive {
-        F::field_specs().into_iter().map(|s| FieldItem::redacted(s.label)).collect()
-    } else {
-        value.field_items()
-    };
+    if all_sensitive {
+        return redacted_fields::<F>(id);
+    }
+    Block::Fields { id: Some(id.to_owned()), items: value.field_items() }
+}
+
+/// `fields` block with every item redacted, built from `F`'s labels alone: there is no value to
+/// read, so nothing can leak (`#[bridge(fields, sensitive)]`, GB-4.5-2).
+pub fn redacted_fields<F: FieldSet>(id: &str) -> Block {
+    let items = F::field_specs().into_iter().map(|s| FieldItem::redacted(s.label)).collect();
     Block::Fields { id: Some(id.to_owned()), items }
 }
 
@@ -246,4 +281,130 @@ pub fn custom<T: Serialize + ?Sized>(id: &str, value: &T) -> Block {
 /// Serializes for the wire; a value that cannot be serialized becomes `null`, never a panic.
 pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+// -------------------------------------------------------------------------------------------
+// Support for the code `#[derive(BridgeFields)]` and `#[bridge_actions]` generate. Not API.
+
+/// An action's error type converted (`Result<T, E>` with `E: Into<ActionError>`).
+#[doc(hidden)]
+pub fn action_error<E: Into<ActionError>>(err: E) -> ActionError {
+    err.into()
+}
+
+/// A `title = method` result: `String`, `&str`, … .
+#[doc(hidden)]
+pub fn title_text(title: impl Into<String>) -> String {
+    title.into()
+}
+
+/// What a `summary = method` may return: `String`, `&str`, or `Option` of either (`None` = no
+/// summary).
+#[doc(hidden)]
+pub trait SummaryText {
+    /// The summary, if any.
+    fn summary_text(self) -> Option<String>;
+}
+impl SummaryText for String {
+    fn summary_text(self) -> Option<String> {
+        Some(self)
+    }
+}
+impl SummaryText for &str {
+    fn summary_text(self) -> Option<String> {
+        Some(self.to_owned())
+    }
+}
+impl<T: SummaryText> SummaryText for Option<T> {
+    fn summary_text(self) -> Option<String> {
+        self.and_then(SummaryText::summary_text)
+    }
+}
+
+/// Whether `key` is one of `keys` (usable in `const` assertions).
+#[doc(hidden)]
+pub const fn is_sensitive_key(keys: &[&str], key: &str) -> bool {
+    let mut i = 0;
+    while i < keys.len() {
+        let (a, b) = (keys[i].as_bytes(), key.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+/// `FieldSet::set_field` for one field: deserializes `value` into `slot`. The error names the
+/// field by `label`; for a sensitive field it leaves out serde's message, which may quote the
+/// value.
+#[doc(hidden)]
+pub fn set_value<T: DeserializeOwned>(slot: &mut T, value: Value, label: &str, sensitive: bool) -> Result<(), String> {
+    match serde_json::from_value(value) {
+        Ok(v) => {
+            *slot = v;
+            Ok(())
+        }
+        Err(_) if sensitive => Err(format!("invalid value for '{label}'")),
+        Err(e) => Err(format!("invalid value for '{label}': {e}")),
+    }
+}
+
+/// Reads an action's arguments one parameter at a time, so that every bad parameter is reported
+/// by name (GB-7.3-1): a missing required one as "Required", an unknown one as "Unknown
+/// parameter", a wrong value with serde's reason.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ParamReader {
+    args: Map<String, Value>,
+    errors: Vec<FieldError>,
+}
+
+#[doc(hidden)]
+impl ParamReader {
+    /// Starts reading `args` (the tool arguments without `expectedVersion`).
+    pub fn new(args: Map<String, Value>) -> Self {
+        Self { args, errors: Vec::new() }
+    }
+
+    /// Takes parameter `name`. A missing parameter reads as JSON `null`, so `Option<T>` is
+    /// optional and anything else is "Required". `None` means an error was recorded.
+    pub fn take<T: DeserializeOwned>(&mut self, name: &str) -> Option<T> {
+        match self.args.remove(name) {
+            Some(v) => match serde_json::from_value(v) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    self.errors.push(FieldError::new(name, e.to_string()));
+                    None
+                }
+            },
+            None => match serde_json::from_value(Value::Null) {
+                Ok(t) => Some(t),
+                Err(_) => {
+                    self.errors.push(FieldError::new(name, "Required"));
+                    None
+                }
+            },
+        }
+    }
+
+    /// `Ok` when every parameter was read and no unknown one was given; otherwise a
+    /// `validation_failed` error listing each problem.
+    pub fn finish(mut self) -> Result<(), ActionError> {
+        for unknown in self.args.keys() {
+            self.errors.push(FieldError::new(unknown.clone(), "Unknown parameter"));
+        }
+        if self.errors.is_empty() { Ok(()) } else { Err(ActionError::fields(self.errors)) }
+    }
+
+    /// The whole argument object as one `#[bridge(args)]` struct.
+    pub fn whole<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, ActionError> {
+        serde_json::from_value(Value::Object(args)).map_err(ActionError::from_deserialize)
+    }
 }

@@ -2,7 +2,9 @@
 //! Window types are implemented by hand here so these tests do not depend on the macros.
 
 use bridge_runtime::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, WindowMeta};
-use bridge_runtime::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner};
+use bridge_runtime::gui::{
+    ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner,
+};
 use bridge_runtime::model::{Block, ErrorCode};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -34,7 +36,13 @@ impl BridgeWindow for Doc {
         WindowMeta {
             type_name: "Doc".into(),
             title: "Doc".into(),
-            blocks: vec![BlockSpec { id: "body".into(), kind: BlockKind::Text, label: "Body".into(), max_rows: None, sensitive: false }],
+            blocks: vec![BlockSpec {
+                id: "body".into(),
+                kind: BlockKind::Text,
+                label: "Body".into(),
+                max_rows: None,
+                sensitive: false,
+            }],
         }
     }
     fn render(&self) -> Rendered {
@@ -51,15 +59,26 @@ impl BridgeActions for Doc {
         vec![
             ActionSpec::new("set_text").description("Replace the text").params::<SetTextParams>().finish(window_level),
             ActionSpec::new("open_dialog").description("Open a modal dialog").finish(window_level),
-            ActionSpec::new("close").description("Close this window").hints(ActionHints { destructive: true, ..Default::default() }).finish(window_level),
-            ActionSpec::new("peek").description("Read the text").hints(ActionHints { read_only: true, ..Default::default() }).finish(window_level),
+            ActionSpec::new("close")
+                .description("Close this window")
+                .hints(ActionHints { destructive: true, ..Default::default() })
+                .finish(window_level),
+            ActionSpec::new("peek")
+                .description("Read the text")
+                .hints(ActionHints { read_only: true, ..Default::default() })
+                .finish(window_level),
             ActionSpec::new("unlock").description("Only while locked").conditional(true).finish(window_level),
         ]
     }
     fn action_available(&self, action: &str) -> bool {
         action != "unlock" || self.locked
     }
-    fn invoke_action(&mut self, action: &str, args: Map<String, Value>, cx: &mut ActionContext<'_>) -> Result<Option<Value>, ActionError> {
+    fn invoke_action(
+        &mut self,
+        action: &str,
+        args: Map<String, Value>,
+        cx: &mut ActionContext<'_>,
+    ) -> Result<Option<Value>, ActionError> {
         match action {
             "set_text" => {
                 let text = args["text"].as_str().unwrap_or_default().to_owned();
@@ -100,7 +119,12 @@ impl BridgeActions for App {
     fn action_available(&self, _: &str) -> bool {
         true
     }
-    fn invoke_action(&mut self, action: &str, _: Map<String, Value>, cx: &mut ActionContext<'_>) -> Result<Option<Value>, ActionError> {
+    fn invoke_action(
+        &mut self,
+        action: &str,
+        _: Map<String, Value>,
+        cx: &mut ActionContext<'_>,
+    ) -> Result<Option<Value>, ActionError> {
         match action {
             "new_doc" => {
                 cx.open(Doc::new("New"));
@@ -205,10 +229,16 @@ fn stale_state_carries_current_version() {
     let a = ui.open(Doc::new("A"), OpenOptions::window());
     let v0 = ui.snapshot().windows[0].version;
     ui.edit::<Doc, _>(&a, |d, _| d.text = "user".into());
-    let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "agent", "expectedVersion": v0})), false).unwrap_err();
+    let err = ui
+        .call_tool(&format!("{a}__set_text"), args(json!({"text": "agent", "expectedVersion": v0})), false)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::StaleState);
     assert_eq!(err.current_version, Some(v0 + 1));
-    assert_eq!(ui.snapshot().windows[0].blocks[0], Block::Text { id: Some("body".into()), text: "user".into() }, "not executed");
+    assert_eq!(
+        ui.snapshot().windows[0].blocks[0],
+        Block::Text { id: Some("body".into()), text: "user".into() },
+        "not executed"
+    );
     ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "agent", "expectedVersion": v0 + 1})), false).unwrap();
     ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "no check"})), false).unwrap();
 }
@@ -229,7 +259,9 @@ fn runtime_checks_and_codes() {
     assert_eq!(fields, HashSet::from(["text".to_owned(), "txt".to_owned()]));
     let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "bad"})), false).unwrap_err();
     assert_eq!(err.fields.unwrap()[0].field, "text");
-    let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": "one"})), false).unwrap_err();
+    let err = ui
+        .call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": "one"})), false)
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::ValidationFailed);
     assert_eq!(err.fields.unwrap()[0].field, "expectedVersion");
     ui.close(&a);
@@ -283,13 +315,15 @@ async fn concurrent_calls_are_serialized() {
     let mut tasks = Vec::new();
     for i in 0..50 {
         let b = bridge.clone();
-        tasks.push(tokio::spawn(async move { b.call_tool("A__set_text", args(json!({"text": format!("t{i}")}))).await }));
+        tasks.push(tokio::spawn(
+            async move { b.call_tool("A__set_text", args(json!({"text": format!("t{i}")}))).await },
+        ));
     }
     for t in tasks {
         t.await.unwrap().result.unwrap();
     }
     let v = bridge.published().snapshot.windows[0].version;
-    assert!(v >= 2 && v <= 51, "{v}");
+    assert!((2..=51).contains(&v), "{v}");
     let user = bridge.run(|ui| ui.edit::<Doc, _>("A", |d, _| d.text = "user".into())).await.unwrap();
     assert!(user.is_some());
     assert_eq!(bridge.published().snapshot.windows[0].version, v + 1);

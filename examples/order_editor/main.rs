@@ -1,1 +1,94 @@
-fn main() {}
+//! GB Appendix A: the Order Editor, served over MCP.
+//!
+//! ```text
+//! cargo run --example order_editor                         # MCP over stdio (for desktop hosts)
+//! cargo run --example order_editor -- --http 127.0.0.1:8765 # streamable HTTP at /mcp
+//! cargo run --example order_editor -- --simulate-user      # a "human" edits the form too
+//! cargo run --example order_editor -- --demo               # scripted agent session, printed
+//! ```
+
+mod app;
+mod demo;
+
+use clap::Parser;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The Order Editor example of the GUI Bridge protocol.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// Also edit the order form on a timer, as a human user would (watch for stale_state).
+    #[arg(long)]
+    simulate_user: bool,
+    /// Run a scripted agent session in-process and print what it sees.
+    #[arg(long)]
+    demo: bool,
+    /// Rows in each "Report Details" window.
+    #[arg(long, default_value_t = 10_000)]
+    rows: usize,
+    /// Seconds between the simulated user's edits.
+    #[arg(long, default_value_t = 5)]
+    user_every: u64,
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    // Logs go to stderr: stdout carries the MCP stream.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .init();
+
+    let rows = args.rows;
+    let bridge = app::build(rows).spawn_headless(move |ui| app::open_initial(ui, rows));
+
+    if args.demo {
+        if let Err(e) = demo::run(bridge).await {
+            eprintln!("demo failed: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    if args.simulate_user {
+        tokio::spawn(simulate_user(bridge.clone(), Duration::from_secs(args.user_every.max(1))));
+    }
+    let served = match args.http {
+        Some(addr) => {
+            eprintln!("order_editor: serving MCP at http://{addr}/mcp");
+            bridge_runtime::mcp::serve_http(bridge, addr).await
+        }
+        None => bridge_runtime::mcp::serve_stdio(bridge).await,
+    };
+    if let Err(e) = served {
+        eprintln!("order_editor: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// A human at the keyboard: bumps the first product's quantity now and then, through the host
+/// API, so versions move and every client is notified.
+async fn simulate_user(bridge: bridge_runtime::Bridge, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        let done = bridge
+            .run(|ui| {
+                let id = "w-A";
+                ui.edit::<app::OrderEditor, _>(id, |editor, _| {
+                    if let Some(p) = editor.products.first_mut() {
+                        p.quantity = p.quantity % 9 + 1;
+                    }
+                })
+            })
+            .await;
+        if done.is_err() {
+            return;
+        }
+    }
+}

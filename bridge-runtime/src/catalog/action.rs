@@ -124,8 +124,7 @@ impl ActionSpec {
     /// problems keyed by parameter name (GB-7.3-1). Empty = valid.
     pub fn validate(&self, args: &Value) -> Vec<crate::model::FieldError> {
         let validator = self.validator.get_or_init(|| {
-            jsonschema::validator_for(&Value::Object((*self.input_schema).clone()))
-                .map_err(|e| e.to_string())
+            jsonschema::validator_for(&Value::Object((*self.input_schema).clone())).map_err(|e| e.to_string())
         });
         match validator {
             Ok(v) => schema::field_errors(v, args),

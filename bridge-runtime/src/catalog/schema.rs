@@ -11,9 +11,25 @@ pub const EXPECTED_VERSION: &str = "expectedVersion";
 
 /// `format` values defined by JSON Schema 2020-12; anything else is dropped.
 const STANDARD_FORMATS: &[&str] = &[
-    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
-    "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template",
-    "json-pointer", "relative-json-pointer", "regex",
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
 ];
 
 /// `{"type":"object","properties":{}}`.
@@ -55,9 +71,7 @@ pub fn object_schema_for<P: schemars::JsonSchema>() -> Map<String, Value> {
 
 /// Adds `expectedVersion: {"type":"integer", …}` to an object schema, not required.
 pub fn add_expected_version(schema: &mut Map<String, Value>) {
-    let props = schema
-        .entry("properties")
-        .or_insert_with(|| Value::Object(Map::new()));
+    let props = schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(p) = props {
         p.insert(
             EXPECTED_VERSION.to_owned(),
@@ -75,10 +89,7 @@ pub fn add_expected_version(schema: &mut Map<String, Value>) {
 /// against it do not reject them (OQ-GB-18).
 pub fn tool_result_envelope(result: Option<Value>) -> Map<String, Value> {
     let mut props = Map::new();
-    props.insert(
-        "message".into(),
-        json!({"type": "string", "description": "Human-readable outcome of the action"}),
-    );
+    props.insert("message".into(), json!({"type": "string", "description": "Human-readable outcome of the action"}));
     props.insert(
         "openedWindowIds".into(),
         json!({"type": "array", "items": {"type": "string"},

@@ -38,6 +38,9 @@ impl OpenOptions {
     }
 }
 
+/// A deferred change to another window, applied after the action returns `Ok`.
+pub(crate) type ApplyFn = Box<dyn FnOnce(&mut dyn std::any::Any) + Send>;
+
 pub(crate) enum Op {
     Open {
         handle: String,
@@ -50,7 +53,7 @@ pub(crate) enum Op {
     Close(String),
     Update {
         id: String,
-        apply: Box<dyn FnOnce(&mut dyn std::any::Any) + Send>,
+        apply: ApplyFn,
     },
 }
 

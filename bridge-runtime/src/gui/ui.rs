@@ -108,7 +108,11 @@ pub struct Ui {
 }
 
 impl Ui {
-    pub(crate) fn new(catalog: Arc<RwLock<Catalog>>, app: Option<Box<dyn AnyActions>>, app_spec: Option<Arc<AppSpec>>) -> Self {
+    pub(crate) fn new(
+        catalog: Arc<RwLock<Catalog>>,
+        app: Option<Box<dyn AnyActions>>,
+        app_spec: Option<Arc<AppSpec>>,
+    ) -> Self {
         let current = Arc::new(Published {
             generation: 0,
             windows_rev: 0,
@@ -239,13 +243,17 @@ impl Ui {
             }
             let spec = slot.spec.action(action).cloned().ok_or_else(|| not_available_unknown(action, "the app"))?;
             if !slot.actions.available(action) {
-                return Err(ToolError::new(ErrorCode::ActionNotAvailable, format!("'{action}' is not available right now")));
+                return Err(ToolError::new(
+                    ErrorCode::ActionNotAvailable,
+                    format!("'{action}' is not available right now"),
+                ));
             }
             args.remove(EXPECTED_VERSION);
             check_args(&spec, &args)?;
             let mut cx = ActionContext::new(&mut self.ids, None, by_user);
             let result = slot.actions.invoke(action, args, &mut cx).map_err(ToolError::from)?;
-            let (ops, opened, message) = (std::mem::take(&mut cx.ops), std::mem::take(&mut cx.opened), cx.message.take());
+            let (ops, opened, message) =
+                (std::mem::take(&mut cx.ops), std::mem::take(&mut cx.opened), cx.message.take());
             return Ok(self.finish(ops, opened, message, result));
         }
 
@@ -260,7 +268,8 @@ impl Ui {
             ));
         }
         let entry = &self.windows[idx];
-        let spec = entry.spec.action(action).cloned().ok_or_else(|| not_available_unknown(action, &entry.rendered.title))?;
+        let spec =
+            entry.spec.action(action).cloned().ok_or_else(|| not_available_unknown(action, &entry.rendered.title))?;
         let window = entry.window.as_ref().expect("window present outside invoke");
         if !window.available(action) {
             return Err(ToolError::new(
@@ -289,7 +298,13 @@ impl Ui {
         Ok(self.finish(ops, opened, message, result))
     }
 
-    fn finish(&mut self, ops: Vec<Op>, opened: Vec<String>, message: Option<String>, result: Option<Value>) -> ToolResult {
+    fn finish(
+        &mut self,
+        ops: Vec<Op>,
+        opened: Vec<String>,
+        message: Option<String>,
+        result: Option<Value>,
+    ) -> ToolResult {
         self.apply(ops);
         let opened: Vec<String> = opened.into_iter().filter(|id| self.index_of(id).is_some()).collect();
         ToolResult { message, opened_window_ids: (!opened.is_empty()).then_some(opened), result }
@@ -376,20 +391,20 @@ impl Ui {
             prev.snapshot.clone()
         } else {
             WindowsSnapshot {
-            operable_window_ids: operable.clone(),
-            windows: self
-                .windows
-                .iter()
-                .map(|e| WindowState {
-                    id: e.handle.clone(),
-                    title: e.rendered.title.clone(),
-                    modal: e.modal,
-                    owner_id: e.owner.clone(),
-                    version: e.version,
-                    summary: e.rendered.summary.clone(),
-                    blocks: e.rendered.blocks.clone(),
-                })
-                .collect(),
+                operable_window_ids: operable.clone(),
+                windows: self
+                    .windows
+                    .iter()
+                    .map(|e| WindowState {
+                        id: e.handle.clone(),
+                        title: e.rendered.title.clone(),
+                        modal: e.modal,
+                        owner_id: e.owner.clone(),
+                        version: e.version,
+                        summary: e.rendered.summary.clone(),
+                        blocks: e.rendered.blocks.clone(),
+                    })
+                    .collect(),
             }
         };
         let mut tools = Vec::new();
@@ -456,11 +471,7 @@ fn not_available_unknown(action: &str, owner: &str) -> ToolError {
 
 fn check_args(spec: &ActionSpec, args: &Map<String, Value>) -> Result<(), ToolError> {
     let fields = spec.validate(&Value::Object(args.clone()));
-    if fields.is_empty() {
-        Ok(())
-    } else {
-        Err(crate::gui::ActionError::fields(fields).into())
-    }
+    if fields.is_empty() { Ok(()) } else { Err(crate::gui::ActionError::fields(fields).into()) }
 }
 
 /// The operable set over `(id, modal, ownerId)` triples in opening order (GB-2-5, GB-2-6,
@@ -469,9 +480,7 @@ pub fn operable_set<'a>(windows: impl Iterator<Item = (&'a str, bool, Option<&'a
     let all: Vec<(&str, bool, Option<&str>)> = windows.collect();
     let exists = |id: &str| all.iter().any(|w| w.0 == id);
     // Window-level modals whose owner is gone count as roots, never as dangling children.
-    let children = |id: &str| -> Vec<&str> {
-        all.iter().filter(|w| w.1 && w.2 == Some(id)).map(|w| w.0).collect()
-    };
+    let children = |id: &str| -> Vec<&str> { all.iter().filter(|w| w.1 && w.2 == Some(id)).map(|w| w.0).collect() };
     fn tops<'b>(id: &'b str, children: &dyn Fn(&str) -> Vec<&'b str>, out: &mut Vec<String>) {
         let kids = children(id);
         if kids.is_empty() {

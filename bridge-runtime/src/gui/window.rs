@@ -108,12 +108,7 @@ impl ActionError {
     #[doc(hidden)]
     pub fn from_deserialize(err: impl std::fmt::Display) -> Self {
         let text = err.to_string();
-        let field = text
-            .split('`')
-            .nth(1)
-            .filter(|_| text.contains("field `"))
-            .unwrap_or("")
-            .to_owned();
+        let field = text.split('`').nth(1).filter(|_| text.contains("field `")).unwrap_or("").to_owned();
         ActionError::fields(vec![FieldError::new(field, text)])
     }
 }

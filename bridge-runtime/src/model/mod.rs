@@ -8,7 +8,7 @@ mod block;
 mod error;
 mod secret;
 
-pub use block::{Block, FieldItem, Severity, REDACTED};
+pub use block::{Block, FieldItem, REDACTED, Severity};
 pub use error::{ErrorCode, FieldError, ToolError};
 pub use secret::Secret;
 

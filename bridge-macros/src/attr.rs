@@ -1,0 +1,499 @@
+//! Attribute parsing: `#[bridge_window(…)]`, `#[bridge(…)]` on fields and parameters,
+//! `#[bridge_action(…)]`, and the derives' `#[bridge(…)]`. Simple per-key rules (value type,
+//! duplicates, unknown keys) live here; rules across keys and fields live in `valid.rs`.
+//!
+//! Every mistake is reported into the [`Ctxt`] and parsing goes on, so one build shows them all.
+
+use crate::ctxt::Ctxt;
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser as _;
+use syn::{Attribute, Expr, Ident, Lit, LitInt, LitStr, Meta, Path, Token};
+
+pub(crate) const BLOCK_KINDS: &[&str] = &["text", "fields", "table", "list", "notice", "media", "custom"];
+const BLOCK_OPTIONS: &[&str] = &["id", "label", "sensitive", "max_rows", "ordered", "severity"];
+const WINDOW_KEYS: &[&str] = &["title", "summary", "crate"];
+const ACTIONS_KEYS: &[&str] = &["crate"];
+const ACTION_KEYS: &[&str] =
+    &["name", "title", "description", "read_only", "destructive", "idempotent", "open_world", "available"];
+const PARAM_KEYS: &[&str] = &["args", "description"];
+const FIELDSET_KEYS: &[&str] = &["label", "sensitive", "skip"];
+const ROW_KEYS: &[&str] = &["label", "skip"];
+const CONTAINER_KEYS: &[&str] = &["crate"];
+
+/// A value set at most once, remembering where (serde's `Attr<T>`).
+pub(crate) struct Attr<'c, T> {
+    cx: &'c Ctxt,
+    name: &'static str,
+    value: Option<T>,
+}
+
+impl<'c, T> Attr<'c, T> {
+    pub(crate) fn none(cx: &'c Ctxt, name: &'static str) -> Self {
+        Attr { cx, name, value: None }
+    }
+
+    /// Sets the value; a second `set` is reported at `obj` as a duplicate.
+    pub(crate) fn set<A: ToTokens>(&mut self, obj: A, value: T) {
+        if self.value.is_some() {
+            self.cx.error_spanned_by(obj, format!("duplicate key `{}`", self.name));
+        } else {
+            self.value = Some(value);
+        }
+    }
+
+    pub(crate) fn get(self) -> Option<T> {
+        self.value
+    }
+}
+
+/// How an `id`, `title`, … key was written, for error spans.
+fn key(meta: &ParseNestedMeta) -> String {
+    meta.path.to_token_stream().to_string().replace(' ', "")
+}
+
+fn one_of(keys: &[&str]) -> String {
+    keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+}
+
+fn unknown_key(cx: &Ctxt, meta: &ParseNestedMeta, what: &str, known: &[&str]) -> syn::Result<()> {
+    cx.syn_error(meta.error(format_args!("unknown key `{}` in {what}; expected one of: {}", key(meta), one_of(known))));
+    skip_value(meta)
+}
+
+/// Consumes `= value` or `(…)` after an unknown key so the keys after it are still checked.
+fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) {
+        meta.value()?.parse::<Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.input.parse::<proc_macro2::TokenTree>()?;
+    }
+    Ok(())
+}
+
+/// A flag key such as `read_only`: takes no value.
+fn flag(meta: &ParseNestedMeta) -> syn::Result<Ident> {
+    if meta.input.peek(Token![=]) || meta.input.peek(syn::token::Paren) {
+        let k = key(meta);
+        return Err(meta.error(format_args!("`{k}` is a flag and takes no value: write just `{k}`")));
+    }
+    meta.path.get_ident().cloned().ok_or_else(|| meta.error("expected an identifier"))
+}
+
+fn lit_str(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
+    let k = key(meta);
+    let value = meta.value()?;
+    match value.parse::<Expr>()? {
+        Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => Ok(s),
+        other => Err(syn::Error::new_spanned(other, format!("`{k}` takes a string literal: `{k} = \"…\"`"))),
+    }
+}
+
+/// `key = "literal"` or `key = path` (a method of the type).
+pub(crate) enum StrOrPath {
+    Lit(LitStr),
+    Path(Path),
+}
+
+fn lit_or_path(meta: &ParseNestedMeta) -> syn::Result<StrOrPath> {
+    let k = key(meta);
+    let value = meta.value()?;
+    match value.parse::<Expr>()? {
+        Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => Ok(StrOrPath::Lit(s)),
+        Expr::Path(p) if p.qself.is_none() => Ok(StrOrPath::Path(p.path)),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!("`{k}` takes a string literal or the name of a method: `{k} = \"…\"` or `{k} = my_method`"),
+        )),
+    }
+}
+
+fn path_value(meta: &ParseNestedMeta) -> syn::Result<Path> {
+    let k = key(meta);
+    let value = meta.value()?;
+    match value.parse::<Expr>()? {
+        Expr::Path(p) if p.qself.is_none() => Ok(p.path),
+        Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => s.parse::<Path>(),
+        other => Err(syn::Error::new_spanned(other, format!("`{k}` takes a path: `{k} = my_fn`"))),
+    }
+}
+
+fn parse_list(cx: &Ctxt, args: TokenStream, logic: impl FnMut(ParseNestedMeta) -> syn::Result<()>) {
+    if let Err(e) = syn::meta::parser(logic).parse2(args) {
+        cx.syn_error(e);
+    }
+}
+
+fn parse_attr(cx: &Ctxt, attr: &Attribute, logic: impl FnMut(ParseNestedMeta) -> syn::Result<()>) {
+    match &attr.meta {
+        Meta::List(list) => parse_list(cx, list.tokens.clone(), logic),
+        Meta::Path(p) => cx.error_spanned_by(attr, format!("expected `#[{}(…)]`", p.to_token_stream())),
+        Meta::NameValue(nv) => cx.error_spanned_by(attr, format!("expected `#[{}(…)]`", nv.path.to_token_stream())),
+    }
+}
+
+/// Whether `attr` is `#[bridge(…)]`.
+pub(crate) fn is_bridge(attr: &Attribute) -> bool {
+    attr.path().is_ident("bridge")
+}
+
+/// Whether `attr` is `#[doc = "…"]` (a `///` comment).
+pub(crate) fn is_doc(attr: &Attribute) -> bool {
+    attr.path().is_ident("doc")
+}
+
+/// Whether `attr` is `#[bridge_action…]`, also written with a path (`bridge_runtime::bridge_action`).
+pub(crate) fn is_bridge_action(attr: &Attribute) -> bool {
+    attr.path().segments.last().is_some_and(|s| s.ident == "bridge_action")
+}
+
+/// The `///` doc comment of an item: lines joined, one leading space each removed, trimmed.
+pub(crate) fn doc_comment(attrs: &[Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| is_doc(a))
+        .filter_map(|a| match &a.meta {
+            Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|s| s.split('\n').map(str::to_owned).collect::<Vec<_>>())
+        .map(|l| l.strip_prefix(' ').map(str::to_owned).unwrap_or(l).trim_end().to_owned())
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+// ---------------------------------------------------------------------------------------------
+// #[bridge_window(title = …, summary = …, crate = …)]
+
+pub(crate) struct WindowArgs {
+    pub(crate) title: Option<StrOrPath>,
+    pub(crate) summary: Option<StrOrPath>,
+    pub(crate) krate: Option<Path>,
+}
+
+pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
+    let mut title = Attr::none(cx, "title");
+    let mut summary = Attr::none(cx, "summary");
+    let mut krate = Attr::none(cx, "crate");
+    parse_list(cx, args, |meta| {
+        if meta.path.is_ident("title") {
+            title.set(&meta.path, lit_or_path(&meta)?);
+        } else if meta.path.is_ident("summary") {
+            summary.set(&meta.path, lit_or_path(&meta)?);
+        } else if meta.path.is_ident("crate") {
+            krate.set(&meta.path, path_value(&meta)?);
+        } else {
+            unknown_key(cx, &meta, "#[bridge_window(…)]", WINDOW_KEYS)?;
+        }
+        Ok(())
+    });
+    WindowArgs { title: title.get(), summary: summary.get(), krate: krate.get() }
+}
+
+/// `#[bridge_actions(crate = …)]`.
+pub(crate) fn actions_args(cx: &Ctxt, args: TokenStream) -> Option<Path> {
+    let mut krate = Attr::none(cx, "crate");
+    parse_list(cx, args, |meta| {
+        if meta.path.is_ident("crate") {
+            krate.set(&meta.path, path_value(&meta)?);
+        } else {
+            unknown_key(cx, &meta, "#[bridge_actions(…)]", ACTIONS_KEYS)?;
+        }
+        Ok(())
+    });
+    krate.get()
+}
+
+// ---------------------------------------------------------------------------------------------
+// #[bridge(kind, id = …, label = …, …)] on a window field
+
+/// The seven block kinds (GB-4.4-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Text,
+    Fields,
+    Table,
+    List,
+    Notice,
+    Media,
+    Custom,
+}
+
+impl Kind {
+    fn from_str(s: &str) -> Option<Kind> {
+        Some(match s {
+            "text" => Kind::Text,
+            "fields" => Kind::Fields,
+            "table" => Kind::Table,
+            "list" => Kind::List,
+            "notice" => Kind::Notice,
+            "media" => Kind::Media,
+            "custom" => Kind::Custom,
+            _ => return None,
+        })
+    }
+
+    /// The kind's name, as written in the attribute and on the wire.
+    pub(crate) fn name(self) -> &'static str {
+        BLOCK_KINDS[self as usize]
+    }
+}
+
+/// `severity = "…"` of a `notice` block (GB-4.4-10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Severity {
+    Info,
+    Warn,
+    Error,
+    Success,
+}
+
+/// Everything `#[bridge(…)]` attributes said about one window field.
+pub(crate) struct BlockAttrs {
+    /// Whether the field has any `#[bridge]` attribute at all.
+    pub(crate) present: bool,
+    pub(crate) kind: Option<(Kind, Ident)>,
+    pub(crate) skip: Option<Ident>,
+    pub(crate) id: Option<LitStr>,
+    pub(crate) label: Option<LitStr>,
+    pub(crate) sensitive: Option<Ident>,
+    pub(crate) max_rows: Option<(usize, LitInt)>,
+    pub(crate) ordered: Option<Ident>,
+    pub(crate) severity: Option<(Severity, LitStr)>,
+    /// The tokens of the first `#[bridge]` attribute, for "needs a kind" errors.
+    pub(crate) attr_tokens: Option<TokenStream>,
+}
+
+pub(crate) fn block_attrs(cx: &Ctxt, attrs: &[Attribute]) -> BlockAttrs {
+    let mut kind: Attr<(Kind, Ident)> = Attr::none(cx, "kind");
+    let mut skip = Attr::none(cx, "skip");
+    let mut id = Attr::none(cx, "id");
+    let mut label = Attr::none(cx, "label");
+    let mut sensitive = Attr::none(cx, "sensitive");
+    let mut max_rows = Attr::none(cx, "max_rows");
+    let mut ordered = Attr::none(cx, "ordered");
+    let mut severity = Attr::none(cx, "severity");
+    let mut attr_tokens = None;
+    let mut kinds: Vec<Ident> = Vec::new();
+    for attr in attrs.iter().filter(|a| is_bridge(a)) {
+        attr_tokens.get_or_insert_with(|| attr.to_token_stream());
+        parse_attr(cx, attr, |meta| {
+            let k = key(&meta);
+            if let Some(kd) = Kind::from_str(&k) {
+                let ident = flag(&meta)?;
+                if kinds.contains(&ident) {
+                    cx.error_spanned_by(&ident, format!("duplicate key `{ident}`"));
+                } else if let Some(first) = kinds.first() {
+                    cx.error_spanned_by(
+                        &ident,
+                        format!("a field is exactly one block: `{first}` and `{ident}` both given"),
+                    );
+                } else {
+                    kind.set(&meta.path, (kd, ident.clone()));
+                }
+                kinds.push(ident);
+            } else if k == "skip" {
+                let ident = flag(&meta)?;
+                skip.set(&meta.path, ident);
+            } else if k == "id" {
+                id.set(&meta.path, lit_str(&meta)?);
+            } else if k == "label" {
+                label.set(&meta.path, lit_str(&meta)?);
+            } else if k == "sensitive" {
+                let ident = flag(&meta)?;
+                sensitive.set(&meta.path, ident);
+            } else if k == "ordered" {
+                let ident = flag(&meta)?;
+                ordered.set(&meta.path, ident);
+            } else if k == "max_rows" {
+                let lit: LitInt = meta.value()?.parse()?;
+                match lit.base10_parse::<usize>() {
+                    Ok(n) if n > 0 => max_rows.set(&meta.path, (n, lit)),
+                    _ => cx.error_spanned_by(&lit, "`max_rows` must be a positive integer"),
+                }
+            } else if k == "severity" {
+                let lit = lit_str(&meta)?;
+                let s = match lit.value().as_str() {
+                    "info" => Some(Severity::Info),
+                    "warn" => Some(Severity::Warn),
+                    "error" => Some(Severity::Error),
+                    "success" => Some(Severity::Success),
+                    _ => None,
+                };
+                match s {
+                    Some(s) => severity.set(&meta.path, (s, lit)),
+                    None => cx.error_spanned_by(
+                        &lit,
+                        format!(
+                            "unknown severity \"{}\"; expected one of \"info\", \"warn\", \"error\", \"success\" (GB-4.4-10)",
+                            lit.value()
+                        ),
+                    ),
+                }
+            } else {
+                let known: Vec<&str> =
+                    BLOCK_KINDS.iter().chain(["skip"].iter()).chain(BLOCK_OPTIONS).copied().collect();
+                unknown_key(cx, &meta, "#[bridge(…)]", &known)?;
+            }
+            Ok(())
+        });
+    }
+    BlockAttrs {
+        present: attr_tokens.is_some(),
+        kind: kind.get(),
+        skip: skip.get(),
+        id: id.get(),
+        label: label.get(),
+        sensitive: sensitive.get(),
+        max_rows: max_rows.get(),
+        ordered: ordered.get(),
+        severity: severity.get(),
+        attr_tokens,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// #[bridge_action(…)]
+
+/// Everything `#[bridge_action(…)]` said about one method.
+pub(crate) struct ActionAttrs {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) read_only: Option<Ident>,
+    pub(crate) destructive: Option<Ident>,
+    pub(crate) idempotent: Option<Ident>,
+    pub(crate) open_world: Option<Ident>,
+    pub(crate) available: Option<Path>,
+}
+
+pub(crate) fn action_attrs(cx: &Ctxt, attr: &Attribute) -> ActionAttrs {
+    let mut name = Attr::none(cx, "name");
+    let mut title = Attr::none(cx, "title");
+    let mut description = Attr::none(cx, "description");
+    let mut read_only = Attr::none(cx, "read_only");
+    let mut destructive = Attr::none(cx, "destructive");
+    let mut idempotent = Attr::none(cx, "idempotent");
+    let mut open_world = Attr::none(cx, "open_world");
+    let mut available = Attr::none(cx, "available");
+    let logic = |meta: ParseNestedMeta| {
+        match key(&meta).as_str() {
+            "name" => name.set(&meta.path, lit_str(&meta)?),
+            "title" => title.set(&meta.path, lit_str(&meta)?),
+            "description" => description.set(&meta.path, lit_str(&meta)?),
+            "read_only" => read_only.set(&meta.path, flag(&meta)?),
+            "destructive" => destructive.set(&meta.path, flag(&meta)?),
+            "idempotent" => idempotent.set(&meta.path, flag(&meta)?),
+            "open_world" => open_world.set(&meta.path, flag(&meta)?),
+            "available" => available.set(&meta.path, path_value(&meta)?),
+            _ => unknown_key(cx, &meta, "#[bridge_action(…)]", ACTION_KEYS)?,
+        }
+        Ok(())
+    };
+    match &attr.meta {
+        Meta::Path(_) => {}
+        Meta::List(list) => parse_list(cx, list.tokens.clone(), logic),
+        Meta::NameValue(_) => cx.error_spanned_by(attr, "expected `#[bridge_action]` or `#[bridge_action(…)]`"),
+    }
+    ActionAttrs {
+        name: name.get(),
+        title: title.get(),
+        description: description.get(),
+        read_only: read_only.get(),
+        destructive: destructive.get(),
+        idempotent: idempotent.get(),
+        open_world: open_world.get(),
+        available: available.get(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// #[bridge(args)] / #[bridge(description = "…")] / `///` on an action parameter
+
+pub(crate) struct ParamAttrs {
+    pub(crate) args: Option<Ident>,
+    pub(crate) description: Option<String>,
+}
+
+pub(crate) fn param_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ParamAttrs {
+    let mut args = Attr::none(cx, "args");
+    let mut description: Attr<String> = Attr::none(cx, "description");
+    for attr in attrs.iter().filter(|a| is_bridge(a)) {
+        parse_attr(cx, attr, |meta| {
+            match key(&meta).as_str() {
+                "args" => args.set(&meta.path, flag(&meta)?),
+                "description" => {
+                    let path = meta.path.clone();
+                    description.set(&path, lit_str(&meta)?.value());
+                }
+                _ => unknown_key(cx, &meta, "#[bridge(…)] on a parameter", PARAM_KEYS)?,
+            }
+            Ok(())
+        });
+    }
+    let description = description.get().or_else(|| doc_comment(attrs));
+    ParamAttrs { args: args.get(), description }
+}
+
+// ---------------------------------------------------------------------------------------------
+// #[derive(BridgeFields)] / #[derive(BridgeRow)]
+
+/// Which derive is reading its attributes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DeriveKind {
+    Fields,
+    Row,
+}
+
+pub(crate) struct ItemFieldAttrs {
+    pub(crate) label: Option<LitStr>,
+    pub(crate) sensitive: Option<Ident>,
+    pub(crate) skip: Option<Ident>,
+}
+
+pub(crate) fn item_field_attrs(cx: &Ctxt, attrs: &[Attribute], derive: DeriveKind) -> ItemFieldAttrs {
+    let mut label = Attr::none(cx, "label");
+    let mut sensitive = Attr::none(cx, "sensitive");
+    let mut skip = Attr::none(cx, "skip");
+    for attr in attrs.iter().filter(|a| is_bridge(a)) {
+        parse_attr(cx, attr, |meta| {
+            match (key(&meta).as_str(), derive) {
+                ("label", _) => label.set(&meta.path, lit_str(&meta)?),
+                ("skip", _) => skip.set(&meta.path, flag(&meta)?),
+                ("sensitive", DeriveKind::Fields) => sensitive.set(&meta.path, flag(&meta)?),
+                ("sensitive", DeriveKind::Row) => {
+                    cx.syn_error(meta.error(
+                        "`sensitive` is not available on table columns (GB-4.5, OQ-GB-10): \
+                         store the value as `Secret<T>`, which renders as \"••••••\"",
+                    ));
+                    skip_value(&meta)?;
+                }
+                (_, DeriveKind::Fields) => unknown_key(cx, &meta, "#[bridge(…)]", FIELDSET_KEYS)?,
+                (_, DeriveKind::Row) => unknown_key(cx, &meta, "#[bridge(…)]", ROW_KEYS)?,
+            }
+            Ok(())
+        });
+    }
+    ItemFieldAttrs { label: label.get(), sensitive: sensitive.get(), skip: skip.get() }
+}
+
+/// `#[bridge(crate = path)]` on a derived struct.
+pub(crate) fn container_attrs(cx: &Ctxt, attrs: &[Attribute]) -> Option<Path> {
+    let mut krate = Attr::none(cx, "crate");
+    for attr in attrs.iter().filter(|a| is_bridge(a)) {
+        parse_attr(cx, attr, |meta| {
+            if meta.path.is_ident("crate") {
+                krate.set(&meta.path, path_value(&meta)?);
+            } else {
+                unknown_key(cx, &meta, "#[bridge(…)] on the struct", CONTAINER_KEYS)?;
+            }
+            Ok(())
+        });
+    }
+    krate.get()
+}

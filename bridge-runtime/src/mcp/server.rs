@@ -1,0 +1,243 @@
+//! [`GuiBridgeServer`]: the `rmcp::ServerHandler` of the GUI Bridge.
+
+use super::WINDOWS_URI;
+use super::mapping::{list_resources, read_windows, to_call_tool_result, to_mcp_tool};
+use super::notify::{Connection, Revs};
+use crate::gui::Bridge;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::json;
+use std::sync::Arc;
+
+/// The GUI Bridge MCP server for one connection: a hand-written `rmcp::ServerHandler` over a
+/// [`Bridge`].
+///
+/// UI state lives in the [`Bridge`] (shared by every connection, GB-10.1-1); this value holds
+/// only the connection's own notification state: its legacy `resources/subscribe`
+/// subscription, its `subscriptions/listen` streams and the revisions each was last told about
+/// (GB-10.1-5). Creating one is cheap (rmcp's HTTP transport makes one per session, and per
+/// `POST` in the 2026-07-28 era).
+///
+/// Serve it on any rmcp transport: `GuiBridgeServer::new(bridge).serve(transport).await`.
+///
+/// `Clone` gives a server for a *new* connection to the same bridge: the clone does not share
+/// the original's subscriptions, so cloning one value into a transport factory is safe.
+pub struct GuiBridgeServer {
+    bridge: Bridge,
+    conn: Arc<Connection>,
+}
+
+impl GuiBridgeServer {
+    /// A server for one connection to `bridge`.
+    pub fn new(bridge: Bridge) -> Self {
+        Self { bridge, conn: Arc::new(Connection::new()) }
+    }
+
+    /// The bridge this server exposes.
+    pub fn bridge(&self) -> &Bridge {
+        &self.bridge
+    }
+
+    fn now(&self) -> Revs {
+        Revs::of(&self.bridge.published())
+    }
+}
+
+impl Clone for GuiBridgeServer {
+    fn clone(&self) -> Self {
+        Self::new(self.bridge.clone())
+    }
+}
+
+impl std::fmt::Debug for GuiBridgeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuiBridgeServer").field("bridge", &self.bridge).finish_non_exhaustive()
+    }
+}
+
+impl ServerHandler for GuiBridgeServer {
+    /// Capabilities `{"resources": {"subscribe": true}, "tools": {"listChanged": true}}` and
+    /// nothing else (no `resources.listChanged`: the resource list never changes, GB-12.1-2),
+    /// the GB-8.1-3 instructions plus the app's notes, and `serverInfo` from the builder
+    /// (GB-3-2, GB-3-3, GB-8.1). `server/discover` answers from the same value.
+    fn get_info(&self) -> ServerConfig {
+        let id = self.bridge.identity();
+        let capabilities = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_instructions(id.instructions.clone())
+            .with_server_info(Implementation::new(id.name.clone(), id.version.clone()))
+    }
+
+    /// Legacy handshake: the connection's notification baseline is taken here, so that a
+    /// change between this response and `notifications/initialized` is still announced.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        self.conn.legacy_begin(self.now()).await;
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    /// Captures the legacy peer and starts the connection's notification forwarder
+    /// (GB-10.1-4).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tracing::debug!("MCP client initialized");
+        self.conn.legacy_attach(&self.bridge, context.peer).await;
+    }
+
+    /// Exactly `app://windows` (GB-12.1-1).
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(list_resources())
+    }
+
+    /// `app://windows` → the snapshot as one `application/json` text content (GB-12.2-1); any
+    /// other URI → resource-not-found, `-32002` (OQ-GB-22; rmcp reports it as `-32602` to
+    /// 2026-07-28 clients, as that revision requires).
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != WINDOWS_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("No resource '{}': the only resource is {WINDOWS_URI}", request.uri),
+                Some(json!({ "uri": request.uri })),
+            ));
+        }
+        Ok(read_windows(&self.bridge.published()).into())
+    }
+
+    /// Legacy `resources/subscribe`: only `app://windows`, per connection (GB-10.1-5); any
+    /// other URI is an invalid-params error.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if request.uri != WINDOWS_URI {
+            return Err(ErrorData::invalid_params(
+                format!("Cannot subscribe to '{}': the only resource is {WINDOWS_URI}", request.uri),
+                Some(json!({ "uri": request.uri })),
+            ));
+        }
+        self.conn.legacy_subscribe(self.now()).await;
+        // A client that skipped `notifications/initialized` still gets its updates.
+        if !self.conn.legacy_attached().await {
+            self.conn.legacy_attach(&self.bridge, context.peer).await;
+        }
+        Ok(())
+    }
+
+    /// Legacy `resources/unsubscribe`: stops `resources/updated` for this connection only.
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if request.uri != WINDOWS_URI {
+            return Err(ErrorData::invalid_params(
+                format!("Not subscribed to '{}': the only resource is {WINDOWS_URI}", request.uri),
+                Some(json!({ "uri": request.uri })),
+            ));
+        }
+        self.conn.legacy_unsubscribe().await;
+        Ok(())
+    }
+
+    /// 2026-07-28 `subscriptions/listen`: accepts `toolsListChanged` and a resource
+    /// subscription to `app://windows`, nothing else. Runs before rmcp sends the
+    /// acknowledgment, so the listen's baseline is taken here.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        self.conn.push_baseline(self.now());
+        let mut accepted = SubscriptionFilter::new();
+        if requested.tools_list_changed == Some(true) {
+            accepted.tools_list_changed = Some(true);
+        }
+        if requested.resource_subscriptions.as_ref().is_some_and(|uris| uris.iter().any(|u| u == WINDOWS_URI)) {
+            accepted.resource_subscriptions = Some(vec![WINDOWS_URI.to_owned()]);
+        }
+        Some(accepted)
+    }
+
+    /// Delivers `notifications/resources/updated` (app://windows) and
+    /// `notifications/tools/list_changed` on this stream until the client cancels it. Starts
+    /// with a catch-up for anything that changed since the baseline taken before the
+    /// acknowledgment.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let baseline = self.conn.take_baseline().unwrap_or_else(|| self.now());
+        let accepted = context.accepted();
+        let windows = accepted.resource_subscriptions.as_ref().is_some_and(|u| u.iter().any(|u| u == WINDOWS_URI));
+        let tools = accepted.tools_list_changed == Some(true);
+        let mut rx = self.bridge.watch();
+        let key = self.conn.add_listen(context.sink().clone(), windows, tools, baseline).await;
+        self.conn.flush(self.now()).await;
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => break,
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    let now = Revs::of(&rx.borrow_and_update());
+                    self.conn.flush(now).await;
+                }
+            }
+        }
+        self.conn.remove_listen(key).await;
+        Ok(())
+    }
+
+    /// The tools of the operable windows whose actions are available right now (GB-5.1-4).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.bridge.published().tools.iter().map(to_mcp_tool).collect();
+        Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(0))
+    }
+
+    /// The listed tool named `name` (rmcp's HTTP transport validates `Mcp-Param-*` headers
+    /// with it).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.bridge.published().tools.iter().find(|t| t.name == name).map(to_mcp_tool)
+    }
+
+    /// Runs the call through the bridge (GB-7.2 checks, schema validation, the action,
+    /// timeout: all in [`Bridge::call_tool`]), then writes this connection's pending
+    /// notifications, then answers (see the module docs on ordering). Missing `arguments` is
+    /// `{}`. GB failures, unknown tool names included, are `isError` results, never JSON-RPC
+    /// errors (GB-7.4-1, OQ-GB-21).
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let outcome = self.bridge.call_tool(&request.name, args).await;
+        if let Err(e) = &outcome.result {
+            tracing::debug!(tool = %request.name, code = %e.code, "tool call failed");
+        }
+        let now = Revs::of(&outcome.published).max(self.now());
+        self.conn.flush(now).await;
+        Ok(to_call_tool_result(&outcome.result).into())
+    }
+}

@@ -1,0 +1,55 @@
+//! MCP adapter: a closed connection leaves no notification task behind (GB-10.1-4's peer
+//! registry must not grow with dead sessions). One test per binary: the counter is global.
+
+mod mcp_support;
+
+use bridge_runtime::mcp::{live_forwarders, serve_http_on};
+use mcp_support::*;
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use std::time::Duration;
+
+async fn wait_forwarders(n: usize) -> bool {
+    for _ in 0..200 {
+        if live_forwarders() == n {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn closed_sessions_stop_their_forwarders() {
+    let bridge = bridge();
+
+    // stdio-like connections.
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        clients.push(legacy_client(&bridge).await.0);
+    }
+    assert!(wait_forwarders(3).await, "{} forwarders", live_forwarders());
+    for c in clients {
+        c.cancel().await.unwrap();
+    }
+    assert!(wait_forwarders(0).await, "{} forwarders left after closing", live_forwarders());
+
+    // Legacy HTTP sessions (the client ends its session with DELETE).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(serve_http_on(bridge.clone(), listener));
+    let mut clients = Vec::new();
+    for _ in 0..2 {
+        clients.push(().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap());
+    }
+    assert!(wait_forwarders(2).await, "{} forwarders", live_forwarders());
+    for c in clients {
+        c.cancel().await.unwrap();
+    }
+    assert!(wait_forwarders(0).await, "{} forwarders left after closing", live_forwarders());
+
+    // The bridge still works, and nothing is sent to the dead peers.
+    let (c, rec) = legacy_client(&bridge).await;
+    call(&c, "app__new_editor", None).await;
+    assert_eq!(rec.events(), [TOOLS_CHANGED]);
+}
