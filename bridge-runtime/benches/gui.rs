@@ -1,7 +1,8 @@
 //! Window-model costs that every protocol surface pays: publishing `app://windows` for 100
 //! windows × 20 blocks (vs a plain `serde_json::to_string` of the same value), dispatching a
 //! tool call (runtime checks + jsonschema + action + re-render + publish), and building the
-//! tool list. Run: `cargo bench -p bridge-runtime --bench gui`.
+//! tool list; and the same operations end to end through the MCP server (rmcp client ↔ server
+//! over an in-process pipe). Run: `cargo bench -p bridge-runtime --bench gui`.
 
 use bridge_runtime::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, WindowMeta};
 use bridge_runtime::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered};
@@ -137,5 +138,44 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(gui, benches);
+fn mcp_benches(c: &mut Criterion) {
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let bridge = Bridge::builder("bench", "0").window::<Big>().spawn_headless(|ui| {
+        for n in 0..100 {
+            ui.open(Big { n, value: "v".into() }, OpenOptions::window());
+        }
+    });
+    let client = rt.block_on(async {
+        let (server_io, client_io) = tokio::io::duplex(1 << 22);
+        let server = bridge_runtime::mcp::GuiBridgeServer::new(bridge.clone());
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        ().serve(client_io).await.unwrap()
+    });
+    let mut g = c.benchmark_group("mcp_duplex_100x20");
+    g.bench_function("resources_read_app_windows", |b| {
+        b.to_async(&rt).iter(|| async {
+            black_box(client.read_resource(ReadResourceRequestParams::new("app://windows")).await.unwrap())
+        })
+    });
+    g.bench_function("tools_list_100_windows", |b| {
+        b.to_async(&rt).iter(|| async { black_box(client.list_tools(None).await.unwrap()) })
+    });
+    g.bench_function("tools_call_read_only", |b| {
+        b.to_async(&rt).iter(|| async {
+            black_box(client.call_tool(CallToolRequestParams::new("w-50__peek")).await.unwrap())
+        })
+    });
+    g.finish();
+    rt.block_on(async move {
+        let _ = client.cancel().await;
+    });
+}
+
+criterion_group!(gui, benches, mcp_benches);
 criterion_main!(gui);

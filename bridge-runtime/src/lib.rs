@@ -46,3 +46,8 @@ pub mod __private {
 
     pub use crate::render::*;
 }
+
+/// The README's code, compiled as a doctest so the quick start cannot rot.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -68,6 +68,7 @@ impl BridgeActions for Doc {
                 .hints(ActionHints { read_only: true, ..Default::default() })
                 .finish(window_level),
             ActionSpec::new("unlock").description("Only while locked").conditional(true).finish(window_level),
+            ActionSpec::new("explode").description("A bug in the app").finish(window_level),
         ]
     }
     fn action_available(&self, action: &str) -> bool {
@@ -100,6 +101,10 @@ impl BridgeActions for Doc {
             "unlock" => {
                 self.locked = false;
                 Ok(None)
+            }
+            "explode" => {
+                self.text = "half-done".into();
+                panic!("bug in the app's action")
             }
             _ => Err(ActionError::not_available(action)),
         }
@@ -264,6 +269,10 @@ fn runtime_checks_and_codes() {
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::ValidationFailed);
     assert_eq!(err.fields.unwrap()[0].field, "expectedVersion");
+    // GB-4.5-2: a secret typed into the wrong place is not echoed back in the error.
+    let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"text": {"pw": "TOPSECRET"}})), false).unwrap_err();
+    assert!(!serde_json::to_string(&err).unwrap().contains("TOPSECRET"), "{err:?}");
+    assert_eq!(err.fields.unwrap()[0].error, "Must be of type string");
     ui.close(&a);
     assert_eq!(code(ui, &format!("{a}__peek"), json!({})), Some(ErrorCode::WindowNotFound));
 }
@@ -414,5 +423,62 @@ proptest! {
                 if let Some(id) = &t.window_id { prop_assert!(got.contains(id)); }
             }
         }
+    }
+}
+
+// GB-7.1-2: an expectedVersion that is not exactly the current version never slips through,
+// whatever its JSON form; a non-number is validation_failed, on read-only actions too.
+#[test]
+fn expected_version_cannot_be_bypassed() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let a = ui.open(Doc::new("A"), OpenOptions::window());
+    let v = ui.snapshot().windows[0].version;
+    for bad in [json!(5.0), json!(1e30), json!(u64::MAX), json!(-1), json!(v as f64 + 0.5)] {
+        let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": bad})), false).unwrap_err();
+        assert_eq!(err.code, ErrorCode::StaleState, "{bad}");
+        assert_eq!(err.current_version, Some(v));
+    }
+    assert_eq!(ui.snapshot().windows[0].version, v, "nothing was written");
+    ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": v as f64})), false).unwrap();
+    for (tool, bad) in [("set_text", json!("1")), ("peek", json!("x")), ("peek", json!(null))] {
+        let err = ui.call_tool(&format!("{a}__{tool}"), args(json!({"text": "y", "expectedVersion": bad})), false).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ValidationFailed, "{tool} {bad}");
+    }
+    let err = ui.call_tool(&format!("{a}__peek"), args(json!({"expectedVersion": 0})), false).unwrap_err();
+    assert_eq!(err.code, ErrorCode::StaleState);
+}
+
+// GB-10.1-3 and "bad input never kills the server": a panicking action becomes an error, its
+// partial change is still versioned, and the owner keeps serving.
+#[tokio::test]
+async fn a_panicking_action_does_not_stop_the_ui() {
+    let bridge = Bridge::builder("t", "0").window::<Doc>().spawn_headless(|ui| {
+        ui.open(Doc::new("A"), OpenOptions::window().with_id("A"));
+    });
+    let v = bridge.published().snapshot.windows[0].version;
+    let out = bridge.call_tool("A__explode", Map::new()).await;
+    assert_eq!(out.result.unwrap_err().code, ErrorCode::ActionNotAvailable);
+    assert_eq!(bridge.published().snapshot.windows[0].version, v + 1, "the partial change is visible");
+    bridge.call_tool("A__set_text", args(json!({"text": "still alive"}))).await.result.unwrap();
+    let panicked = bridge.run(|_| panic!("host bug")).await;
+    assert!(panicked.is_err());
+    bridge.call_tool("A__peek", Map::new()).await.result.unwrap();
+}
+
+// GB-5.2-2, OQ-GB-13: an app id ending in `_` would make `{winId}__{action}` ambiguous, so it
+// gets a handle; every listed tool can be called.
+#[test]
+fn every_listed_tool_is_callable() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let h = ui.open(Doc::new("x"), OpenOptions::window().with_id("ed_"));
+    assert_ne!(h, "ed_");
+    let names = tool_names(ui);
+    assert!(names.contains(&format!("{h}__peek")), "{names:?}");
+    ui.call_tool(&format!("{h}__peek"), Map::new(), false).unwrap();
+    for name in names.iter().filter(|n| n.starts_with(&format!("{h}__"))) {
+        let (win, action) = name.split_once("__").unwrap();
+        assert_eq!((win, action.is_empty()), (h.as_str(), false));
     }
 }

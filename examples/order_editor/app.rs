@@ -98,6 +98,9 @@ impl OrderEditor {
     }
 }
 
+/// Longest value `edit_field` accepts: a form field, not a document.
+pub const MAX_FIELD_CHARS: usize = 200;
+
 /// Parses `$1,234.50` or `1234.5` into dollars.
 pub fn parse_dollars(s: &str) -> Option<f64> {
     s.trim().trim_start_matches('$').replace(',', "").parse::<f64>().ok().filter(|v| v.is_finite())
@@ -114,6 +117,9 @@ impl OrderEditor {
         #[bridge(description = "The new value, as the user would type it")] value: String,
         cx: &mut ActionContext,
     ) -> Result<(), ActionError> {
+        if value.chars().count() > MAX_FIELD_CHARS {
+            return Err(ActionError::field("value", format!("At most {MAX_FIELD_CHARS} characters")));
+        }
         self.form.set_field(&field, serde_json::Value::String(value)).map_err(|e| ActionError::field("field", e))?;
         self.revalidate();
         cx.set_message(format!("Set {field}"));
@@ -281,6 +287,8 @@ impl SessionLocked {
 pub struct OrderApp {
     /// How many reports `new_report` has opened.
     pub reports_opened: u32,
+    /// Rows in each new report.
+    pub report_rows: usize,
 }
 
 #[bridge_actions]
@@ -291,7 +299,7 @@ impl OrderApp {
         self.reports_opened += 1;
         // The app's own id is not name-safe; the protocol sees a stable handle instead (GB-12.4-3).
         let id = format!("报表 {}", self.reports_opened + 1);
-        cx.open_with(ReportDetails::new(10_000), OpenOptions::window().with_id(id));
+        cx.open_with(ReportDetails::new(self.report_rows), OpenOptions::window().with_id(id));
         cx.set_message("Opened a new report window");
     }
 
@@ -307,7 +315,7 @@ impl OrderApp {
 /// ("Order Editor" as `w-A`, "Report Details" as `w-C`, 10,000 rows).
 pub fn build(report_rows: usize) -> bridge_runtime::BridgeBuilder {
     bridge_runtime::Bridge::builder("order-editor", env!("CARGO_PKG_VERSION"))
-        .app(OrderApp::default())
+        .app(OrderApp { reports_opened: 0, report_rows })
         .window::<OrderEditor>()
         .window::<ConfirmOrder>()
         .window::<ReportDetails>()

@@ -21,7 +21,8 @@ struct Args {
     /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// Also edit the order form on a timer, as a human user would (watch for stale_state).
+    /// Also edit the Order Editor on a timer, as a human user would: changes a product quantity
+    /// every few seconds (watch for stale_state and notifications).
     #[arg(long)]
     simulate_user: bool,
     /// Run a scripted agent session in-process and print what it sees.
@@ -58,11 +59,18 @@ async fn main() {
         tokio::spawn(simulate_user(bridge.clone(), Duration::from_secs(args.user_every.max(1))));
     }
     let served = match args.http {
+        Some(addr) if !addr.ip().is_loopback() => {
+            eprintln!("order_editor: refusing to serve on {addr}: only loopback addresses (127.0.0.1, [::1]) are allowed");
+            std::process::exit(2);
+        }
         Some(addr) => {
-            eprintln!("order_editor: serving MCP at http://{addr}/mcp");
+            eprintln!("order_editor: serving MCP at http://{addr}/mcp (Ctrl-C to stop)");
             bridge_runtime::mcp::serve_http(bridge, addr).await
         }
-        None => bridge_runtime::mcp::serve_stdio(bridge).await,
+        None => {
+            eprintln!("order_editor: serving MCP over stdio; an MCP host talks to it on stdin/stdout (Ctrl-D to stop)");
+            bridge_runtime::mcp::serve_stdio(bridge).await
+        }
     };
     if let Err(e) = served {
         eprintln!("order_editor: {e}");
@@ -70,8 +78,8 @@ async fn main() {
     }
 }
 
-/// A human at the keyboard: bumps the first product's quantity now and then, through the host
-/// API, so versions move and every client is notified.
+/// A human at the keyboard: changes the first product's quantity now and then, through the
+/// host API, so versions move and every client is notified.
 async fn simulate_user(bridge: bridge_runtime::Bridge, every: Duration) {
     let mut tick = tokio::time::interval(every);
     tick.tick().await;

@@ -169,11 +169,7 @@ pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> Vec<Fiel
                 fields.push(first.unwrap_or_default());
             }
         }
-        let message = match err.kind() {
-            K::Required { .. } => "Required".to_owned(),
-            K::AdditionalProperties { .. } => "Unknown parameter".to_owned(),
-            _ => err.to_string(),
-        };
+        let message = describe(err.kind());
         for field in fields {
             if !out.iter().any(|f| f.field == field && f.error == message) {
                 out.push(FieldError::new(field, message.clone()));
@@ -181,4 +177,31 @@ pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> Vec<Fiel
         }
     }
     out
+}
+
+/// A readable reason that never quotes the offending value: arguments may carry secrets (a
+/// password typed into the wrong field) or megabytes of text, and error objects are echoed to
+/// the agent and into logs (GB-4.5-2).
+fn describe(kind: &jsonschema::error::ValidationErrorKind) -> String {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    match kind {
+        K::Required { .. } => "Required".to_owned(),
+        K::AdditionalProperties { .. } => "Unknown parameter".to_owned(),
+        K::Type { kind: TypeKind::Single(t) } => format!("Must be of type {t}"),
+        K::Type { kind: TypeKind::Multiple(ts) } => {
+            format!("Must be one of the types {}", ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
+        }
+        K::Minimum { limit } => format!("Must be at least {limit}"),
+        K::Maximum { limit } => format!("Must be at most {limit}"),
+        K::ExclusiveMinimum { limit } => format!("Must be greater than {limit}"),
+        K::ExclusiveMaximum { limit } => format!("Must be less than {limit}"),
+        K::MinLength { limit } => format!("Must be at least {limit} characters long"),
+        K::MaxLength { limit } => format!("Must be at most {limit} characters long"),
+        K::MinItems { limit } => format!("Must have at least {limit} items"),
+        K::MaxItems { limit } => format!("Must have at most {limit} items"),
+        K::Enum { options } => format!("Must be one of {options}"),
+        K::Pattern { pattern } => format!("Must match the pattern {pattern}"),
+        K::UniqueItems => "Items must be unique".to_owned(),
+        other => format!("Does not satisfy the schema keyword `{}`", other.keyword()),
+    }
 }

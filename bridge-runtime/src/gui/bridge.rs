@@ -275,7 +275,7 @@ impl UiOwner {
     pub fn drain(&mut self) -> usize {
         let mut n = 0;
         while let Ok(cmd) = self.rx.try_recv() {
-            cmd(&mut self.ui);
+            run_guarded(cmd, &mut self.ui);
             n += 1;
         }
         n
@@ -284,7 +284,15 @@ impl UiOwner {
     /// Blocks this thread running operations until every [`Bridge`] handle is dropped.
     pub fn run(mut self) {
         while let Some(cmd) = self.rx.blocking_recv() {
-            cmd(&mut self.ui);
+            run_guarded(cmd, &mut self.ui);
         }
+    }
+}
+
+/// One queued operation; a panic in host code (`Bridge::run` closures) is logged and the owner
+/// keeps serving. (Action panics are already caught inside the dispatcher.)
+fn run_guarded(cmd: Command, ui: &mut Ui) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cmd(ui))).is_err() {
+        tracing::error!("a queued UI operation panicked; the UI owner keeps running");
     }
 }

@@ -108,6 +108,8 @@ pub fn is_handle_safe(id: &str) -> bool {
         && id.len() <= IdAllocator::MAX_HANDLE_LEN
         && id != "app"
         && !id.contains("__")
+        // `{winId}__{action}` splits at the first `__`; a handle ending in `_` would move it.
+        && !id.ends_with('_')
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 

@@ -251,7 +251,7 @@ impl Ui {
             args.remove(EXPECTED_VERSION);
             check_args(&spec, &args)?;
             let mut cx = ActionContext::new(&mut self.ids, None, by_user);
-            let result = slot.actions.invoke(action, args, &mut cx).map_err(ToolError::from)?;
+            let result = guarded(action, || slot.actions.invoke(action, args, &mut cx)).map_err(ToolError::from)?;
             let (ops, opened, message) =
                 (std::mem::take(&mut cx.ops), std::mem::take(&mut cx.opened), cx.message.take());
             return Ok(self.finish(ops, opened, message, result));
@@ -277,21 +277,14 @@ impl Ui {
                 format!("'{action}' is not available in '{}' right now", entry.rendered.title),
             ));
         }
-        if let Some(expected) = args.get(EXPECTED_VERSION).and_then(Value::as_i64)
-            && expected != entry.version
-        {
-            return Err(ToolError::stale_state(expected, entry.version));
-        }
-        if !spec.takes_expected_version() {
-            // Read-only actions do not declare it; a client that sends it anyway is not wrong.
-            args.remove(EXPECTED_VERSION);
+        if let Some(expected) = args.remove(EXPECTED_VERSION) {
+            check_expected_version(&expected, entry.version)?;
         }
         check_args(&spec, &args)?;
-        args.remove(EXPECTED_VERSION);
 
         let mut window = self.windows[idx].window.take().expect("window present outside invoke");
         let mut cx = ActionContext::new(&mut self.ids, Some(win.to_owned()), by_user);
-        let outcome = window.invoke(action, args, &mut cx);
+        let outcome = guarded(action, || window.invoke(action, args, &mut cx));
         let (ops, opened, message) = (std::mem::take(&mut cx.ops), std::mem::take(&mut cx.opened), cx.message.take());
         self.windows[idx].window = Some(window);
         let result = outcome.map_err(ToolError::from)?;
@@ -374,7 +367,12 @@ impl Ui {
         let mut content_changed = self.topology_changed;
         self.topology_changed = false;
         for e in &mut self.windows {
-            let fresh = e.window.as_ref().map(|w| w.render());
+            // A panicking render keeps the last good content rather than taking the UI down.
+            let fresh = e.window.as_ref().and_then(|w| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.render()))
+                    .inspect_err(|_| tracing::error!(window = %e.handle, "render panicked; keeping the previous content"))
+                    .ok()
+            });
             if let Some(fresh) = fresh
                 && fresh != e.rendered
             {
@@ -467,6 +465,40 @@ impl Ui {
 
 fn not_available_unknown(action: &str, owner: &str) -> ToolError {
     ToolError::new(ErrorCode::ActionNotAvailable, format!("'{owner}' has no action '{action}'"))
+}
+
+/// `expectedVersion` present: a number equal to the window's `version` passes; any other
+/// number is `stale_state` (GB-7.1-2), whatever its form (`5.0`, `1e30`, `2^64`); anything
+/// that is not a number is `validation_failed`. Never skipped.
+fn check_expected_version(expected: &Value, current: i64) -> Result<(), ToolError> {
+    let Some(n) = expected.as_number() else {
+        return Err(crate::gui::ActionError::field(EXPECTED_VERSION, "Must be an integer: the window's version").into());
+    };
+    let equal = match (n.as_i64(), n.as_f64()) {
+        (Some(i), _) => i == current,
+        (None, Some(f)) => f.fract() == 0.0 && f == current as f64 && n.as_u64().is_none(),
+        (None, None) => false,
+    };
+    if equal {
+        return Ok(());
+    }
+    let shown = n.as_i64().unwrap_or_else(|| n.as_f64().map_or(i64::MAX, |f| f as i64));
+    Err(ToolError::stale_state(shown, current))
+}
+
+/// Runs an app action, turning a panic inside it into an error instead of killing the UI
+/// owner thread. The window's state may be partly changed; the commit that follows re-renders
+/// it, so versions and notifications stay truthful.
+fn guarded(
+    action: &str,
+    f: impl FnOnce() -> Result<Option<Value>, crate::gui::ActionError>,
+) -> Result<Option<Value>, crate::gui::ActionError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        tracing::error!(action, "action panicked");
+        Err(crate::gui::ActionError::not_available(format!(
+            "'{action}' failed inside the app and was aborted; re-read app://windows before retrying"
+        )))
+    })
 }
 
 fn check_args(spec: &ActionSpec, args: &Map<String, Value>) -> Result<(), ToolError> {

@@ -69,8 +69,20 @@ pub async fn serve_stdio(bridge: Bridge) -> Result<(), ServeError> {
 /// An axum router serving streamable HTTP MCP at `/mcp`: one [`GuiBridgeServer`] per legacy
 /// session, and per `POST` for 2026-07-28 clients (rmcp's [`StreamableHttpService`] with a
 /// [`LocalSessionManager`]). Mount it in an app's own server, or use [`serve_http`].
+/// Browser origins accepted by [`http_router`]: pages served from loopback, any port.
+pub const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
 pub fn http_router(bridge: Bridge, options: &HttpOptions) -> axum::Router {
-    let mut config = StreamableHttpServerConfig::default();
+    // Browsers send `Origin`; only pages served from this machine may talk to the app (MCP's
+    // DNS-rebinding rule). Clients that send no `Origin` (SDKs, CLIs) are unaffected.
+    let mut config = StreamableHttpServerConfig::default().with_allowed_origins(LOOPBACK_ORIGINS);
     if options.allow_non_loopback {
         config = config.disable_allowed_hosts();
     }
