@@ -158,7 +158,8 @@ fn tool_names(ui: &Ui) -> Vec<String> {
     ui.published().tools.iter().map(|t| t.name.clone()).collect()
 }
 
-// GB-2-5, GB-4.2-2, GB-5.1-5: a window-level modal blocks its owner; other windows stay operable.
+// GB-2-5, GB-2-4, GB-4.2-2, GB-5.1-5, GB-1.3-1, GB-1.3-4: a window-level modal blocks its owner;
+// other windows stay operable; writes to the blocked owner are refused at run time.
 #[test]
 fn window_level_modal_blocks_only_its_chain() {
     let (_b, mut o) = owner();
@@ -277,8 +278,9 @@ fn runtime_checks_and_codes() {
     assert_eq!(code(ui, &format!("{a}__peek"), json!({})), Some(ErrorCode::WindowNotFound));
 }
 
-// GB-10.3-1, GB-12.4-1..3, OQ-GB-13: ids are unique, never reused, name-safe; unsafe internal ids
-// get one stable handle used everywhere.
+// GB-2-1, GB-10.3-1, GB-10.4-1, GB-11-10, GB-12.4-1, GB-12.4-2, GB-12.4-3, OQ-GB-13: the same window
+// type opens many times; ids are unique, never reused, name-safe; unsafe internal ids get one
+// stable handle used everywhere.
 #[test]
 fn ids_are_name_safe_and_never_reused() {
     let (_b, mut o) = owner();
@@ -481,4 +483,13 @@ fn every_listed_tool_is_callable() {
         let (win, action) = name.split_once("__").unwrap();
         assert_eq!((win, action.is_empty()), (h.as_str(), false));
     }
+}
+
+// GB-12.5-2, OQ-GB-5: an app with no windows has an empty operable set and an empty tool list.
+#[test]
+fn empty_collections_are_legal() {
+    let (bridge, _o) = Bridge::builder("t", "0").window::<Doc>().build();
+    let p = bridge.published();
+    assert_eq!(&*p.snapshot_json, r#"{"operableWindowIds":[],"windows":[]}"#);
+    assert!(p.tools.is_empty());
 }

@@ -15,7 +15,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from conftest import example_bin
 
-pytestmark = pytest.mark.anyio
+# Legacy-era tests subscribe with resources/subscribe on purpose.
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:resources/subscribe is removed")]
 
 MODES = ["legacy", "auto"]
 REDACTED = "••••••"
@@ -26,6 +27,7 @@ class Recorder:
 
     def __init__(self):
         self.seen: list[str] = []
+        self.others: list[str] = []
 
     async def __call__(self, message):
         method = getattr(message, "method", None)
@@ -33,6 +35,8 @@ class Recorder:
             self.seen.append(f"updated:{message.params.uri}")
         elif method == "notifications/tools/list_changed":
             self.seen.append("tools_changed")
+        elif method is not None and method != "notifications/subscriptions/acknowledged":
+            self.others.append(method)
 
     def take(self) -> list[str]:
         out, self.seen = self.seen, []
@@ -94,7 +98,9 @@ async def walkthrough(client: Client, rec: Recorder, ordered: bool) -> None:
     resources = (await client.list_resources()).resources
     assert [r.uri for r in resources] == ["app://windows"]
 
-    # GB-4.2-1..10, GB-4.5-2, GB-11-9: the snapshot, with the password redacted everywhere.
+    # GB-4.1-2, GB-4.1-4, GB-9-1, GB-11-2, GB-4.2-1, GB-4.2-2, GB-4.2-3, GB-4.2-4, GB-4.2-5, GB-4.2-6,
+    # GB-4.2-7, GB-4.2-8, GB-4.2-9, GB-4.2-10, GB-4.4-2, GB-1.3-3 (topology only as ownerId),
+    # GB-4.5-2, GB-11-9: the whole snapshot in one read, with the password redacted everywhere.
     snap, raw = await read_windows(client)
     assert set(snap) == {"operableWindowIds", "windows"}
     assert snap["operableWindowIds"] == ["w-A", "w-C"]
@@ -105,12 +111,17 @@ async def walkthrough(client: Client, rec: Recorder, ordered: bool) -> None:
     assert items["Amount"]["value"] == "$100.00"
     assert items["Payment password"] == {"label": "Payment password", "value": REDACTED, "sensitive": True}
     assert "hunter2" not in raw
+    for w in snap["windows"]:
+        assert set(w) == {"id", "title", "modal", "ownerId", "version", "summary", "blocks"}
+        assert all("type" in b for b in w["blocks"])
     assert {"type": "notice", "id": "status", "severity": "error", "text": "Recipient cannot be empty"} in editor["blocks"]
     report = window(snap, "w-C")
     table = next(b for b in report["blocks"] if b["type"] == "table")
     assert table["total"] == 10000 and table["offset"] == 0 and len(table["rows"]) == 20  # GB-B-2, GB-9-2
 
-    # GB-5.1-4, GB-5.2-1/2, GB-12.3-4: tools of operable windows, name-safe, object schemas.
+    # GB-5.1-4, GB-5.1-2, GB-5.2-1, GB-5.2-2, GB-11-5, GB-12.4-2, GB-12.3-4: each operable window's
+    # own tools, name-safe, object schemas. GB-5.1-1, GB-5.6-3: reading large data is a (read-only) tool.
+    # GB-5.3-1: close and focus are ordinary actions of the app, not reserved operations.
     tools = {t.name: t for t in (await client.list_tools()).tools}
     assert {"w-A__edit_field", "w-A__submit", "w-A__close", "w-A__focus", "w-C__load_rows", "app__new_report", "app__lock"} <= set(tools)
     for t in tools.values():
@@ -122,17 +133,19 @@ async def walkthrough(client: Client, rec: Recorder, ordered: bool) -> None:
     assert tools["w-C__load_rows"].annotations.read_only_hint is True  # GB-9-3
     rec.take()
 
-    # GB-7.3-1, GB-7.4-3: field-level validation errors.
+    # GB-7.3-1, GB-7.4-3, GB-5.4-7, GB-5.4-9, GB-7.4-1, GB-12.3-2: failures are isError results
+    # whose structuredContent is the coded error object.
     is_error, body = await call(client, "w-A__submit")
     assert is_error and body["code"] == "validation_failed"
     assert [f["field"] for f in body["fields"]] == ["recipient"]
 
-    # GB-7.1-2, GB-7.4-2: a stale expectedVersion is rejected with currentVersion.
+    # GB-7.1-2, GB-7.4-2, GB-11-6: a stale expectedVersion is rejected with currentVersion.
     v = editor["version"]
     is_error, body = await call(client, "w-A__edit_field", {"field": "Recipient", "value": "X", "expectedVersion": v - 1})
     assert is_error and body == {"code": "stale_state", "message": body["message"], "currentVersion": v}
 
-    # GB-6-3, GB-4.2-8: a write bumps the version and notifies after it took effect.
+    # GB-6-3, GB-4.2-8, GB-6-1, GB-8.3-1, GB-11-7, GB-12.3-1: a write succeeds, bumps the version and
+    # notifies after it took effect.
     is_error, body = await call(client, "w-A__edit_field", {"field": "Recipient", "value": "Alice", "expectedVersion": v})
     assert not is_error, body
     if ordered:
@@ -143,7 +156,8 @@ async def walkthrough(client: Client, rec: Recorder, ordered: bool) -> None:
     assert window(snap, "w-A")["summary"].startswith("Editing order #12345 for Alice")
     rec.take()
 
-    # GB-2-5, GB-5.1-5, GB-5.1-6, GB-6-2, OQ-GB-25: submitting opens a window-level modal.
+    # GB-2-5, GB-2-3, GB-2-4, GB-2-7, GB-1.3-1, GB-11-3, GB-11-4, GB-5.1-5, GB-5.1-6, GB-6-2, OQ-GB-25:
+    # submitting opens a window-level modal; only the top of that chain stays operable.
     is_error, body = await call(client, "w-A__submit")
     assert not is_error, body
     (dialog,) = body["openedWindowIds"]
@@ -178,7 +192,7 @@ async def walkthrough(client: Client, rec: Recorder, ordered: bool) -> None:
     assert report2 in snap["operableWindowIds"] and window(snap, report2)["title"] == "Report Details"
     assert f"{report2}__load_rows" in await tool_names(client)
 
-    # GB-10.2-2, GB-2-6: an app-level modal collapses the operable set and the tool list.
+    # GB-10.2-2, GB-10.2-4, GB-2-6: an app-level modal collapses the operable set and the tool list.
     is_error, body = await call(client, "app__lock")
     (lock,) = body["openedWindowIds"]
     snap, _ = await read_windows(client)
@@ -194,6 +208,11 @@ async def walkthrough(client: Client, rec: Recorder, ordered: bool) -> None:
     assert is_error and body["code"] == "window_not_found"
     is_error, body = await call(client, "w-A__fly")
     assert is_error and body["code"] == "action_not_available"
+
+    # GB-12.5-1, GB-12.1-2: windows came and went, the resource list never changed.
+    assert [r.uri for r in (await client.list_resources()).resources] == ["app://windows"]
+    # GB-6-5, GB-6-7: the only notifications are resources/updated and tools/list_changed.
+    assert rec.others == [], rec.others
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -215,8 +234,8 @@ async def test_http_walkthrough(mode, http_server):
 
 @pytest.mark.parametrize("mode_a,mode_b", [("legacy", "legacy"), ("auto", "legacy"), ("legacy", "auto")])
 async def test_http_two_clients_share_one_ui(mode_a, mode_b, http_server):
-    """GB-10.1-1, GB-10.1-2, GB-10.1-4: two clients, one UI; A's write makes B's version stale
-    and both are notified."""
+    """GB-10.1-1, GB-10.1-2, GB-10.1-4, GB-11-8: two clients, one UI; A's write makes B's version
+    stale and both are notified. GB-8.2-1: a client that connects later reads the same state."""
     rec_a, rec_b = Recorder(), Recorder()
     async with AsyncExitStack() as stack:
         a = await connect(stack, http_server, mode_a, rec_a)
@@ -229,3 +248,5 @@ async def test_http_two_clients_share_one_ui(mode_a, mode_b, http_server):
         await rec_b.wait_for("updated:app://windows")
         is_error, body = await call(b, "w-A__edit_field", {"field": "amount", "value": "$43.00", "expectedVersion": v})
         assert is_error and body["code"] == "stale_state" and body["currentVersion"] == v + 1
+        late = await connect(stack, http_server, mode_b, Recorder())
+        assert (await read_windows(late))[0] == (await read_windows(a))[0]

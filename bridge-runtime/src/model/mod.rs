@@ -80,3 +80,32 @@ impl ToolResult {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // GB-4.2-13: the spec's own §4.2 example is a valid snapshot and round-trips byte for byte.
+    #[test]
+    fn spec_example_snapshot_round_trips() {
+        let example = r#"{"operableWindowIds":["w-A"],"windows":[{"id":"w-A","title":"Order Editor","modal":false,"ownerId":null,"version":42,"summary":"Editing order #12345, recipient not yet filled in","blocks":[{"type":"fields","id":"b2","items":[{"label":"Recipient","value":""},{"label":"Amount","value":"$100.00"}]},{"type":"notice","id":"b4","severity":"error","text":"Recipient cannot be empty"}]}]}"#;
+        let snap: WindowsSnapshot = serde_json::from_str(example).unwrap();
+        assert_eq!(snap.windows[0].owner_id, None);
+        assert_eq!(serde_json::to_string(&snap).unwrap(), example);
+    }
+
+    // GB-B-5, GB-7.4-8: error objects carry exactly the six codes, with their extra fields.
+    #[test]
+    fn error_objects_have_the_spec_shape() {
+        let e = serde_json::to_value(ToolError::stale_state(3, 4)).unwrap();
+        assert_eq!(e["code"], "stale_state");
+        assert_eq!(e["currentVersion"], 4);
+        let codes = [
+            ErrorCode::StaleState, ErrorCode::ValidationFailed, ErrorCode::BlockedByModal,
+            ErrorCode::WindowNotFound, ErrorCode::ActionNotAvailable, ErrorCode::ActionTimeout,
+        ];
+        let wire: Vec<String> = codes.iter().map(|c| serde_json::to_value(c).unwrap().as_str().unwrap().to_owned()).collect();
+        assert_eq!(wire, ["stale_state", "validation_failed", "blocked_by_modal", "window_not_found", "action_not_available", "action_timeout"]);
+        assert!(codes.iter().zip(&wire).all(|(c, w)| c.as_str() == w));
+    }
+}
