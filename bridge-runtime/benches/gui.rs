@@ -167,9 +167,8 @@ fn mcp_benches(c: &mut Criterion) {
         b.to_async(&rt).iter(|| async { black_box(client.list_tools(None).await.unwrap()) })
     });
     g.bench_function("tools_call_read_only", |b| {
-        b.to_async(&rt).iter(|| async {
-            black_box(client.call_tool(CallToolRequestParams::new("w-50__peek")).await.unwrap())
-        })
+        b.to_async(&rt)
+            .iter(|| async { black_box(client.call_tool(CallToolRequestParams::new("w-50__peek")).await.unwrap()) })
     });
     g.finish();
     rt.block_on(async move {

@@ -9,6 +9,7 @@
 //! Data flows one way: annotated type → [`catalog`] → [`gui`] model → [`mcp`] adapter → wire.
 
 pub mod catalog;
+pub mod companion;
 pub mod gui;
 pub mod mcp;
 pub mod model;

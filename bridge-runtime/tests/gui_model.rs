@@ -437,14 +437,18 @@ fn expected_version_cannot_be_bypassed() {
     let a = ui.open(Doc::new("A"), OpenOptions::window());
     let v = ui.snapshot().windows[0].version;
     for bad in [json!(5.0), json!(1e30), json!(u64::MAX), json!(-1), json!(v as f64 + 0.5)] {
-        let err = ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": bad})), false).unwrap_err();
+        let err = ui
+            .call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": bad})), false)
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::StaleState, "{bad}");
         assert_eq!(err.current_version, Some(v));
     }
     assert_eq!(ui.snapshot().windows[0].version, v, "nothing was written");
     ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": v as f64})), false).unwrap();
     for (tool, bad) in [("set_text", json!("1")), ("peek", json!("x")), ("peek", json!(null))] {
-        let err = ui.call_tool(&format!("{a}__{tool}"), args(json!({"text": "y", "expectedVersion": bad})), false).unwrap_err();
+        let err = ui
+            .call_tool(&format!("{a}__{tool}"), args(json!({"text": "y", "expectedVersion": bad})), false)
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::ValidationFailed, "{tool} {bad}");
     }
     let err = ui.call_tool(&format!("{a}__peek"), args(json!({"expectedVersion": 0})), false).unwrap_err();

@@ -60,7 +60,9 @@ async fn main() {
     }
     let served = match args.http {
         Some(addr) if !addr.ip().is_loopback() => {
-            eprintln!("order_editor: refusing to serve on {addr}: only loopback addresses (127.0.0.1, [::1]) are allowed");
+            eprintln!(
+                "order_editor: refusing to serve on {addr}: only loopback addresses (127.0.0.1, [::1]) are allowed"
+            );
             std::process::exit(2);
         }
         Some(addr) => {

@@ -5,9 +5,14 @@
 //! catalog export) reads from it. No adapter keeps a list of its own (CP-2).
 
 mod action;
+pub mod capability;
 pub mod schema;
 
 pub use action::{ActionHints, ActionSpec};
+pub use capability::{
+    CancelBehavior, CapabilityBuilder, CapabilityKind, CapabilityLimits, CapabilitySpec, CharacterSpec, Completion,
+    Fallback, FallbackReason, FieldProblem, InteractionType, QueueMode, QueuePolicy, Scope, SpecError, StyleSpec,
+};
 
 use serde::Serialize;
 use std::any::TypeId;
@@ -99,6 +104,14 @@ pub struct Catalog {
     app: Option<Arc<AppSpec>>,
     windows: Vec<Arc<WindowSpec>>,
     by_type: HashMap<TypeId, Arc<WindowSpec>>,
+    /// Desktop-companion capabilities, in registration order (CP-2-15).
+    capabilities: Vec<Arc<CapabilitySpec>>,
+    /// Desktop-companion characters, in registration order (CP-2-3).
+    characters: Vec<Arc<CharacterSpec>>,
+    /// Desktop-companion styles, in registration order (CP-2-6).
+    styles: Vec<Arc<StyleSpec>>,
+    /// `catalogRevision`: bumps on every companion registration (CP-2-4, CP-7-1).
+    companion_revision: u64,
 }
 
 /// The serializable view of a [`Catalog`] (what `to_json`/`to_yaml` write).
@@ -150,6 +163,96 @@ impl Catalog {
     /// Every registered window type, in registration order.
     pub fn windows(&self) -> &[Arc<WindowSpec>] {
         &self.windows
+    }
+
+    /// Registers a companion capability (CP-2-15). Errors: `SpecError::Duplicate` if the id is
+    /// taken (the catalog is unchanged). Bumps `catalogRevision`.
+    pub fn register_capability(&mut self, spec: CapabilitySpec) -> Result<Arc<CapabilitySpec>, SpecError> {
+        if self.capability(spec.id()).is_some() {
+            return Err(SpecError::Duplicate { what: "capability", id: spec.id().to_owned() });
+        }
+        let spec = Arc::new(spec);
+        self.capabilities.push(spec.clone());
+        self.companion_revision += 1;
+        Ok(spec)
+    }
+
+    /// Registers a companion character (CP-2-3). Errors: bad or duplicate id, or a supported
+    /// capability id that is not a valid capability id. Capabilities may be registered later.
+    /// Bumps `catalogRevision`.
+    pub fn register_character(&mut self, character: CharacterSpec) -> Result<Arc<CharacterSpec>, SpecError> {
+        capability::validate_simple_id("character", &character.id)?;
+        for id in &character.capabilities {
+            capability::validate_capability_id(id)?;
+        }
+        if self.character(&character.id).is_some() {
+            return Err(SpecError::Duplicate { what: "character", id: character.id });
+        }
+        let character = Arc::new(character);
+        self.characters.push(character.clone());
+        self.companion_revision += 1;
+        Ok(character)
+    }
+
+    /// Registers a companion style (CP-2-6). Errors: bad or duplicate id. Bumps `catalogRevision`.
+    pub fn register_style(&mut self, style: StyleSpec) -> Result<Arc<StyleSpec>, SpecError> {
+        capability::validate_simple_id("style", &style.id)?;
+        if let Some(fb) = &style.fallback {
+            capability::validate_simple_id("style", fb)?;
+        }
+        if self.style(&style.id).is_some() {
+            return Err(SpecError::Duplicate { what: "style", id: style.id });
+        }
+        let style = Arc::new(style);
+        self.styles.push(style.clone());
+        self.companion_revision += 1;
+        Ok(style)
+    }
+
+    /// Every companion capability, in registration order.
+    pub fn capabilities(&self) -> &[Arc<CapabilitySpec>] {
+        &self.capabilities
+    }
+
+    /// The capability with id `id`.
+    pub fn capability(&self, id: &str) -> Option<&Arc<CapabilitySpec>> {
+        self.capabilities.iter().find(|c| c.id() == id)
+    }
+
+    /// Every companion character, in registration order.
+    pub fn characters(&self) -> &[Arc<CharacterSpec>] {
+        &self.characters
+    }
+
+    /// The character with id `id`.
+    pub fn character(&self, id: &str) -> Option<&Arc<CharacterSpec>> {
+        self.characters.iter().find(|c| c.id == id)
+    }
+
+    /// Every companion style, in registration order.
+    pub fn styles(&self) -> &[Arc<StyleSpec>] {
+        &self.styles
+    }
+
+    /// The style with id `id`.
+    pub fn style(&self, id: &str) -> Option<&Arc<StyleSpec>> {
+        self.styles.iter().find(|s| s.id == id)
+    }
+
+    /// `catalogRevision`: a counter that changes whenever a companion capability, character or
+    /// style is registered (CP-2-4, CP-7-1, CP-7-3).
+    pub fn catalog_revision(&self) -> u64 {
+        self.companion_revision
+    }
+
+    /// Ids of the registered characters that support capability `id`, in registration order.
+    pub fn characters_supporting(&self, id: &str) -> Vec<String> {
+        self.characters.iter().filter(|c| c.supports_capability(id)).map(|c| c.id.clone()).collect()
+    }
+
+    /// The `capabilities.describe` descriptor of capability `id` (CP-2-5).
+    pub fn capability_descriptor(&self, id: &str) -> Option<serde_json::Value> {
+        self.capability(id).map(|c| c.descriptor(&self.characters_supporting(id)))
     }
 
     /// The serializable document.

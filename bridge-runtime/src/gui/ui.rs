@@ -370,7 +370,9 @@ impl Ui {
             // A panicking render keeps the last good content rather than taking the UI down.
             let fresh = e.window.as_ref().and_then(|w| {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.render()))
-                    .inspect_err(|_| tracing::error!(window = %e.handle, "render panicked; keeping the previous content"))
+                    .inspect_err(
+                        |_| tracing::error!(window = %e.handle, "render panicked; keeping the previous content"),
+                    )
                     .ok()
             });
             if let Some(fresh) = fresh

@@ -101,11 +101,26 @@ mod tests {
         assert_eq!(e["code"], "stale_state");
         assert_eq!(e["currentVersion"], 4);
         let codes = [
-            ErrorCode::StaleState, ErrorCode::ValidationFailed, ErrorCode::BlockedByModal,
-            ErrorCode::WindowNotFound, ErrorCode::ActionNotAvailable, ErrorCode::ActionTimeout,
+            ErrorCode::StaleState,
+            ErrorCode::ValidationFailed,
+            ErrorCode::BlockedByModal,
+            ErrorCode::WindowNotFound,
+            ErrorCode::ActionNotAvailable,
+            ErrorCode::ActionTimeout,
         ];
-        let wire: Vec<String> = codes.iter().map(|c| serde_json::to_value(c).unwrap().as_str().unwrap().to_owned()).collect();
-        assert_eq!(wire, ["stale_state", "validation_failed", "blocked_by_modal", "window_not_found", "action_not_available", "action_timeout"]);
+        let wire: Vec<String> =
+            codes.iter().map(|c| serde_json::to_value(c).unwrap().as_str().unwrap().to_owned()).collect();
+        assert_eq!(
+            wire,
+            [
+                "stale_state",
+                "validation_failed",
+                "blocked_by_modal",
+                "window_not_found",
+                "action_not_available",
+                "action_timeout"
+            ]
+        );
         assert!(codes.iter().zip(&wire).all(|(c, w)| c.as_str() == w));
     }
 }

@@ -1,0 +1,524 @@
+//! [`Engine`]: the one dispatcher for the ten companion methods (CP-2-1). The future socket
+//! server and host-internal triggers both call it (CP-1-5 … CP-1-7, CP-7-10): method name +
+//! params JSON + authenticated identity in, result JSON or a coded error out.
+
+mod discovery;
+mod host;
+mod requests;
+
+pub use requests::canonical_json;
+
+use super::clock::Clock;
+use super::error::{CompanionError, ErrorCode};
+use super::model::{ClientIdentity, RequestSnapshot, RequestState, TerminalReason};
+use super::params::{
+    self, CapabilitiesDescribeParams, CapabilitiesListParams, CreateParams, NoParams, PROTOCOL_VERSION, RequestRef,
+    RuntimeDescribeParams, UpdateParams, WaitParams,
+};
+use super::presenter::Presenter;
+use super::state::{Effect, Record, RuntimeSettings, State, empty_result};
+use super::store::{SqliteStore, Store, StoreError, Tombstone, TombstoneReason};
+use crate::catalog::{
+    CapabilityKind, CapabilitySpec, Catalog, CharacterSpec, Completion, FallbackReason, FieldProblem, Scope,
+    capability::MAX_TIMEOUT_CAP_MS,
+};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, Weak};
+use tokio::sync::{Notify, mpsc, watch};
+
+/// Minimum result retention of the first local profile: 24 h (CP-4-16).
+pub const MIN_RESULT_RETENTION_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// Published limits and retention (CP-4-8, CP-4-16, CP-4-19, OQ-CP-7, OQ-CP-8). Every number is
+/// returned by `runtime.describe` under `limits`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Implementation name for `runtime.describe` (CP-2-2).
+    pub implementation_name: String,
+    /// Implementation version (CP-7-1: distinct from protocol and capability versions).
+    pub implementation_version: String,
+    /// Non-terminal requests one client may have (`maxActivePerClient`); beyond → `QUEUE_FULL`.
+    pub max_active_per_client: usize,
+    /// Non-terminal requests overall (`maxActiveTotal`); beyond → `QUEUE_FULL`.
+    pub max_active_total: usize,
+    /// Stored records, terminal ones included (`maxRecords`); beyond → `QUEUE_FULL`, never an
+    /// early eviction of a valid result (CP-4-19).
+    pub max_records: usize,
+    /// Accepted creates per client per sliding minute (`maxCreatesPerMinute`); beyond →
+    /// `RATE_LIMITED` with `retryAfterMs`.
+    pub max_creates_per_minute: usize,
+    /// `waitMs` when omitted, ms (`defaultWaitMs`).
+    pub default_wait_ms: u64,
+    /// Largest `waitMs`, ms (`maxWaitMs`); beyond → `INVALID_PARAMS`.
+    pub max_wait_ms: u64,
+    /// How long terminal records, results and idempotency keys are kept, ms; at least
+    /// [`MIN_RESULT_RETENTION_MS`] (`resultRetentionMs`).
+    pub result_retention_ms: u64,
+    /// How long a deleted record's tombstone still yields `RESULT_EXPIRED`, ms.
+    pub tombstone_retention_ms: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            implementation_name: "bridge-runtime".into(),
+            implementation_version: env!("CARGO_PKG_VERSION").into(),
+            max_active_per_client: 8,
+            max_active_total: 64,
+            max_records: 10_000,
+            max_creates_per_minute: 60,
+            default_wait_ms: 30_000,
+            max_wait_ms: 60_000,
+            result_retention_ms: MIN_RESULT_RETENTION_MS,
+            tombstone_retention_ms: 7 * MIN_RESULT_RETENTION_MS,
+        }
+    }
+}
+
+/// Why the engine could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// `start` was called outside a tokio runtime.
+    #[error("the companion engine must be started inside a tokio runtime")]
+    NoRuntime,
+    /// A configuration value is out of range.
+    #[error("invalid engine configuration: {0}")]
+    Config(String),
+    /// The registry contradicts itself (dangling fallback, style or character references).
+    #[error("invalid companion catalog: {0}")]
+    Catalog(String),
+    /// The store could not be read or the restart transitions could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A host report ([`Engine::displayed`], [`Engine::user_responded`], …) that was not applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostError {
+    /// No such request.
+    #[error("no request {0}")]
+    NotFound(String),
+    /// The request is not in a state the report applies to (e.g. it already ended: the click
+    /// lost the race, CP-3-24).
+    #[error("request is {}", .state.as_str())]
+    WrongState {
+        /// Its current state.
+        state: RequestState,
+    },
+    /// The user's result does not fit the capability's `outputSchema` or result check.
+    #[error("result rejected: {0:?}")]
+    InvalidResult(Vec<FieldProblem>),
+    /// The change could not be persisted, so it was not applied (CP-4-20).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Builds and starts an [`Engine`].
+#[must_use = "call .start() to get the Engine"]
+pub struct EngineBuilder {
+    catalog: Arc<RwLock<Catalog>>,
+    config: EngineConfig,
+    store: Option<Box<dyn Store>>,
+    presenter: Option<Arc<dyn Presenter>>,
+    clock: Option<Clock>,
+    settings: RuntimeSettings,
+}
+
+impl EngineBuilder {
+    /// Sets the configuration (default: [`EngineConfig::default`]).
+    pub fn config(mut self, config: EngineConfig) -> Self {
+        self.config = config;
+        self
+    }
+    /// Sets the store (default: an in-memory [`SqliteStore`]).
+    pub fn store(mut self, store: impl Store) -> Self {
+        self.store = Some(Box::new(store));
+        self
+    }
+    /// Sets the presenter (required).
+    pub fn presenter(mut self, presenter: impl Presenter) -> Self {
+        self.presenter = Some(Arc::new(presenter));
+        self
+    }
+    /// Sets the clock (default: [`Clock::system`]).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+    /// Sets the initial user settings (default: visible, not paused, no reduced motion).
+    pub fn settings(mut self, settings: RuntimeSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Checks configuration and catalog, loads the store, turns every unfinished request into
+    /// `failed`/`runtime_restarted` without replaying it (CP-4-21), records unreadable records as
+    /// unrecoverable (CP-4-23), and starts the timer and presenter tasks.
+    ///
+    /// Errors: [`EngineError`]; in particular a store that cannot be read or written.
+    pub fn start(self) -> Result<Engine, EngineError> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(EngineError::NoRuntime);
+        }
+        validate_config(&self.config)?;
+        let presenter = self.presenter.ok_or_else(|| EngineError::Config("a presenter is required".into()))?;
+        {
+            let cat = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+            validate_catalog(&cat, &self.settings)?;
+        }
+        let mut store = match self.store {
+            Some(s) => s,
+            None => Box::new(SqliteStore::in_memory()?),
+        };
+        let clock = self.clock.unwrap_or_else(Clock::system);
+        let now = clock.now_ms();
+
+        let loaded = store.load()?;
+        let mut unrecoverable: Vec<Tombstone> = loaded
+            .unreadable
+            .into_iter()
+            .filter_map(|(id, client)| {
+                client.map(|client_id| Tombstone {
+                    request_id: id,
+                    client_id,
+                    reason: TombstoneReason::Unrecoverable,
+                    at: now,
+                })
+            })
+            .collect();
+        let mut records = Vec::new();
+        for row in loaded.requests {
+            match serde_json::from_str::<Record>(&row.body) {
+                Ok(rec) if rec.snapshot.request_id == row.request_id && rec.client_id == row.client_id => {
+                    records.push(rec)
+                }
+                _ => unrecoverable.push(Tombstone {
+                    request_id: row.request_id,
+                    client_id: row.client_id,
+                    reason: TombstoneReason::Unrecoverable,
+                    at: now,
+                }),
+            }
+        }
+        if !unrecoverable.is_empty() {
+            tracing::warn!(count = unrecoverable.len(), "companion: unreadable request records marked unrecoverable");
+            store.bury(&unrecoverable)?;
+        }
+        let mut restarted = Vec::new();
+        for rec in &mut records {
+            if !rec.state().is_terminal() {
+                rec.terminate(RequestState::Failed, Some(TerminalReason::RuntimeRestarted), None, now);
+                restarted.push(rec.to_row()?);
+            }
+        }
+        store.save(&restarted)?;
+
+        let (effects_tx, effects_rx) = mpsc::unbounded_channel();
+        let mut state = State::new(store, self.settings, effects_tx);
+        for t in loaded.tombstones.into_iter().chain(unrecoverable) {
+            state.tombstones.insert(t.request_id.clone(), t);
+        }
+        for rec in records {
+            state.adopt(rec);
+        }
+
+        let wake = Arc::new(Notify::new());
+        let inner = Arc::new(Inner {
+            catalog: self.catalog,
+            config: self.config,
+            clock,
+            instance_id: format!("rt_{}", uuid::Uuid::new_v4().simple()),
+            state: Mutex::new(state),
+            changes: watch::channel(0).0,
+            wake: wake.clone(),
+        });
+        tokio::spawn(driver(Arc::downgrade(&inner), wake));
+        tokio::spawn(presenter_task(Arc::downgrade(&inner), presenter, effects_rx));
+        tracing::info!(runtime_instance_id = %inner.instance_id, "companion engine started");
+        Ok(Engine { inner })
+    }
+}
+
+struct Inner {
+    catalog: Arc<RwLock<Catalog>>,
+    config: EngineConfig,
+    clock: Clock,
+    instance_id: String,
+    state: Mutex<State>,
+    changes: watch::Sender<u64>,
+    wake: Arc<Notify>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.wake.notify_one();
+    }
+}
+
+impl Inner {
+    fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
+        self.catalog.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn retention_ms(&self) -> i64 {
+        i64::try_from(self.config.result_retention_ms).unwrap_or(i64::MAX)
+    }
+
+    fn tombstone_ms(&self) -> i64 {
+        i64::try_from(self.config.tombstone_retention_ms).unwrap_or(i64::MAX)
+    }
+
+    /// Runs due transitions now; returns the next wake-up time.
+    fn tick(&self) -> Option<i64> {
+        let next = self.lock().tick(self.clock.now_ms(), self.retention_ms(), self.tombstone_ms());
+        self.changed();
+        next
+    }
+
+    /// Wakes waiters and the timer task after a change.
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+        self.wake.notify_one();
+    }
+}
+
+async fn driver(weak: Weak<Inner>, wake: Arc<Notify>) {
+    loop {
+        let sleep = {
+            let Some(inner) = weak.upgrade() else { return };
+            let st_next = inner.lock().tick(inner.clock.now_ms(), inner.retention_ms(), inner.tombstone_ms());
+            inner.changes.send_modify(|n| *n = n.wrapping_add(1));
+            st_next.map(|t| inner.clock.until(t))
+        };
+        match sleep {
+            Some(d) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(d) => {}
+                    _ = wake.notified() => {}
+                }
+            }
+            None => wake.notified().await,
+        }
+    }
+}
+
+async fn presenter_task(weak: Weak<Inner>, presenter: Arc<dyn Presenter>, mut rx: mpsc::UnboundedReceiver<Effect>) {
+    while let Some(effect) = rx.recv().await {
+        let Some(inner) = weak.upgrade() else { return };
+        let engine = Engine { inner };
+        match effect {
+            Effect::Show(p) => presenter.show(&p, &engine),
+            Effect::Update(p) => presenter.update(&p, &engine),
+            Effect::Hide(id, why) => presenter.hide(&id, why, &engine),
+        }
+    }
+}
+
+/// The companion request engine (CP §2–§4): discovery, request lifecycle, scheduler, store.
+/// Cheap to clone; every clone is the same engine. Must run inside a tokio runtime.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+/// A non-owning handle to an [`Engine`] (for presenters, which the engine owns).
+#[derive(Clone)]
+pub struct WeakEngine(Weak<Inner>);
+
+impl WeakEngine {
+    /// The engine, if it still runs.
+    pub fn upgrade(&self) -> Option<Engine> {
+        self.0.upgrade().map(|inner| Engine { inner })
+    }
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("runtime_instance_id", &self.inner.instance_id).finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Starts building an engine over the shared registry (the same [`Catalog`] every surface
+    /// reads, CP-2-13, CP-7-10).
+    pub fn builder(catalog: Arc<RwLock<Catalog>>) -> EngineBuilder {
+        EngineBuilder {
+            catalog,
+            config: EngineConfig::default(),
+            store: None,
+            presenter: None,
+            clock: None,
+            settings: RuntimeSettings::default(),
+        }
+    }
+
+    /// A non-owning handle.
+    pub fn downgrade(&self) -> WeakEngine {
+        WeakEngine(Arc::downgrade(&self.inner))
+    }
+
+    /// This run's `runtimeInstanceId` (new on every start).
+    pub fn runtime_instance_id(&self) -> &str {
+        &self.inner.instance_id
+    }
+
+    /// The engine's clock.
+    pub fn clock(&self) -> &Clock {
+        &self.inner.clock
+    }
+
+    /// The published limits.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    /// Calls method `method` for `client` with JSON `params` (`null` = `{}`): the whole
+    /// transport-facing surface. Unknown method → `METHOD_NOT_FOUND`; a revoked client →
+    /// `UNAUTHENTICATED`; otherwise as the method's own function.
+    pub async fn call(&self, client: &ClientIdentity, method: &str, params: Value) -> Result<Value, CompanionError> {
+        match method {
+            "runtime.describe" => self.runtime_describe(client, params).await,
+            "characters.list" => self.characters_list(client, params).await,
+            "capabilities.list" => self.capabilities_list(client, params).await,
+            "capabilities.describe" => self.capabilities_describe(client, params).await,
+            "styles.list" => self.styles_list(client, params).await,
+            "requests.create" => self.requests_create(client, params).await,
+            "requests.get" => self.requests_get(client, params).await,
+            "requests.wait" => self.requests_wait(client, params).await,
+            "requests.cancel" => self.requests_cancel(client, params).await,
+            "requests.update" => self.requests_update(client, params).await,
+            _ => Err(CompanionError::new(ErrorCode::MethodNotFound, format!("Unknown method `{method}`"))),
+        }
+    }
+
+    fn authenticate(&self, client: &ClientIdentity) -> Result<(), CompanionError> {
+        if self.inner.lock().revoked.contains(&client.id) {
+            return Err(CompanionError::new(ErrorCode::Unauthenticated, "This client's key has been revoked"));
+        }
+        Ok(())
+    }
+
+    fn require_discover(&self, client: &ClientIdentity) -> Result<(), CompanionError> {
+        self.authenticate(client)?;
+        if !client.has(Scope::Discover) {
+            return Err(forbidden(&[Scope::Discover], client));
+        }
+        Ok(())
+    }
+}
+
+fn owned<'a>(st: &'a State, client: &ClientIdentity, id: &str) -> Result<&'a Record, CompanionError> {
+    match st.records.get(id) {
+        Some(rec) if rec.client_id == client.id => Ok(rec),
+        Some(_) => Err(CompanionError::request_not_found()),
+        None => match st.tombstones.get(id) {
+            Some(t) if t.client_id == client.id => Err(CompanionError::new(
+                ErrorCode::ResultExpired,
+                match t.reason {
+                    TombstoneReason::RetentionExpired => "The request's record is past its retention period",
+                    TombstoneReason::Unrecoverable => "The request's record could not be recovered",
+                },
+            )),
+            _ => Err(CompanionError::request_not_found()),
+        },
+    }
+}
+
+fn to_json(snapshot: &RequestSnapshot) -> Value {
+    serde_json::to_value(snapshot).unwrap_or(Value::Null)
+}
+
+fn forbidden(needed: &[Scope], client: &ClientIdentity) -> CompanionError {
+    let missing: Vec<&str> = needed.iter().filter(|s| !client.has(**s)).map(|s| s.as_str()).collect();
+    CompanionError::new(ErrorCode::Forbidden, format!("Missing scope: {}", missing.join(", ")))
+        .with("requiredScopes", needed.iter().map(|s| s.as_str()).collect::<Vec<_>>())
+        .with("missingScopes", missing)
+}
+
+fn check_scopes(client: &ClientIdentity, cap: &CapabilitySpec) -> Result<(), CompanionError> {
+    if cap.required_scopes().iter().all(|s| client.has(*s)) {
+        Ok(())
+    } else {
+        Err(forbidden(cap.required_scopes(), client))
+    }
+}
+
+fn unsupported_capability(id: &str) -> CompanionError {
+    CompanionError::new(ErrorCode::UnsupportedCapability, format!("Unknown capability `{id}`; see capabilities.list"))
+}
+
+fn store_failed() -> CompanionError {
+    CompanionError::new(ErrorCode::InternalError, "The change could not be recorded and was not applied")
+}
+
+fn prefixed(prefix: &str, problems: Vec<FieldProblem>) -> Vec<FieldProblem> {
+    problems.into_iter().map(|p| FieldProblem { path: format!("{prefix}{}", p.path), message: p.message }).collect()
+}
+
+fn current_character<'a>(cat: &'a Catalog, settings: &RuntimeSettings) -> Option<&'a Arc<CharacterSpec>> {
+    settings.current_character.as_deref().and_then(|id| cat.character(id)).or_else(|| cat.characters().first())
+}
+
+fn validate_config(c: &EngineConfig) -> Result<(), EngineError> {
+    let bad = |m: &str| Err(EngineError::Config(m.to_owned()));
+    if c.result_retention_ms < MIN_RESULT_RETENTION_MS {
+        return bad("result_retention_ms must be at least 24 hours (CP-4-16)");
+    }
+    if c.max_active_per_client == 0 || c.max_active_total == 0 || c.max_records == 0 || c.max_creates_per_minute == 0 {
+        return bad("capacity limits must be positive");
+    }
+    if c.max_active_per_client > c.max_active_total || c.max_active_total > c.max_records {
+        return bad("limits must satisfy max_active_per_client <= max_active_total <= max_records");
+    }
+    if c.max_wait_ms == 0 || c.default_wait_ms > c.max_wait_ms {
+        return bad("wait limits must satisfy 0 < default_wait_ms <= max_wait_ms");
+    }
+    Ok(())
+}
+
+/// Cross-entry checks of the companion registry (the builder checked each entry alone).
+fn validate_catalog(cat: &Catalog, settings: &RuntimeSettings) -> Result<(), EngineError> {
+    let mut problems = Vec::new();
+    for cap in cat.capabilities() {
+        if let Some(fb) = cap.fallback() {
+            match cat.capability(&fb.capability) {
+                None => problems.push(format!("`{}` falls back to unknown `{}`", cap.id(), fb.capability)),
+                Some(t) if t.interaction() != cap.interaction() => problems.push(format!(
+                    "`{}` falls back to `{}`, which has another interaction type (CP-2-30)",
+                    cap.id(),
+                    fb.capability
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    for ch in cat.characters() {
+        for id in &ch.capabilities {
+            if cat.capability(id).is_none() {
+                problems.push(format!("character `{}` lists unknown capability `{id}`", ch.id));
+            }
+        }
+    }
+    for s in cat.styles() {
+        for id in &s.capabilities {
+            if cat.capability(id).is_none() {
+                problems.push(format!("style `{}` lists unknown capability `{id}`", s.id));
+            }
+        }
+        if let Some(fb) = &s.fallback
+            && cat.style(fb).is_none()
+        {
+            problems.push(format!("style `{}` falls back to unknown style `{fb}`", s.id));
+        }
+    }
+    if let Some(id) = &settings.current_character
+        && cat.character(id).is_none()
+    {
+        problems.push(format!("current character `{id}` is not registered"));
+    }
+    if problems.is_empty() { Ok(()) } else { Err(EngineError::Catalog(problems.join("; "))) }
+}

@@ -1,0 +1,39 @@
+//! Desktop companion protocol (spec CP), transport-independent core (CP-1-3): the request
+//! engine that the future JSON-RPC/Unix-socket server, the `companion` CLI and host-internal
+//! triggers all share (CP-1-5 … CP-1-7, CP-7-10).
+//!
+//! - Capabilities, characters and styles live in the one registry, [`crate::catalog::Catalog`]
+//!   ([`crate::catalog::CapabilitySpec`]); discovery output is generated from it (CP-2-12, CP-2-13).
+//! - [`Engine`] implements the ten methods of CP-2-1 ([`Engine::call`]: method name, params JSON
+//!   and [`ClientIdentity`] in, result JSON or [`CompanionError`] out), the request state machine
+//!   (CP-3-9), idempotency (CP-4-1 … CP-4-3), ownership (CP-4-6), the bounded scheduler with one
+//!   display slot (CP-4-8 … CP-4-12) and the user's hide/pause/reduced-motion settings.
+//! - The host renders through its [`Presenter`] and reports back with [`Engine::displayed`],
+//!   [`Engine::user_responded`], [`Engine::view_closed`], [`Engine::finished`].
+//! - Every state change is persisted through a [`Store`] ([`SqliteStore`]) before it is
+//!   confirmed (CP-4-20); records are kept for at least 24 h (CP-4-16); a restart fails unfinished
+//!   requests without replaying them (CP-4-21).
+//!
+//! Not here yet (later steps): the socket server, pairing and keys (the auth layer builds the
+//! [`ClientIdentity`] and calls [`Engine::client_revoked`]), the CLI, OpenRPC export (hook:
+//! [`params::params_schema`]), the MCP adapter.
+
+mod clock;
+mod engine;
+mod error;
+mod model;
+pub mod params;
+mod presenter;
+mod state;
+mod store;
+
+pub use clock::Clock;
+pub use engine::{
+    Engine, EngineBuilder, EngineConfig, EngineError, HostError, MIN_RESULT_RETENTION_MS, WeakEngine, canonical_json,
+};
+pub use error::{CompanionError, ErrorCode};
+pub use model::{ClientIdentity, Presentation, RequestSnapshot, RequestState, Source, TerminalReason};
+pub use params::{METHODS, PROTOCOL_VERSION};
+pub use presenter::{HideReason, Presenter, PresenterEvent, ScriptedPresenter};
+pub use state::RuntimeSettings;
+pub use store::{Loaded, SqliteStore, Store, StoreError, StoredRequest, Tombstone, TombstoneReason};

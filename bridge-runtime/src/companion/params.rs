@@ -1,0 +1,199 @@
+//! The ten logical methods (CP-2-1) and their parameter shapes. Each shape is a Rust type whose
+//! JSON Schema (schemars, normalized like every catalog schema) validates incoming params with
+//! the jsonschema crate before anything else happens; the same schemas are the hook for a later
+//! OpenRPC export (CP-8-2).
+
+use super::error::CompanionError;
+use crate::catalog::FieldProblem;
+use crate::catalog::capability::schema_problems;
+use crate::catalog::schema::schema_for;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::sync::LazyLock;
+
+/// The protocol version this runtime speaks (CP-7-1).
+pub const PROTOCOL_VERSION: &str = "0.1";
+
+/// The ten method names, byte for byte (CP-2-1).
+pub const METHODS: [&str; 10] = [
+    "runtime.describe",
+    "characters.list",
+    "capabilities.list",
+    "capabilities.describe",
+    "styles.list",
+    "requests.create",
+    "requests.get",
+    "requests.wait",
+    "requests.cancel",
+    "requests.update",
+];
+
+/// `runtime.describe` params: `{"protocolVersions"?: [string]}`. When given, at least one must be
+/// supported, else `INVALID_PARAMS` (CP-7-2, OQ-CP-15).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RuntimeDescribeParams {
+    /// Protocol versions the client speaks.
+    pub protocol_versions: Option<Vec<String>>,
+}
+
+/// Params of methods that take none (`characters.list`, `styles.list`): `{}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+/// `capabilities.list` params: `{"cursor"?: string, "limit"?: 1..=100}` (CP-2-4).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CapabilitiesListParams {
+    /// `nextCursor` of the previous page.
+    #[schemars(length(max = 64))]
+    pub cursor: Option<String>,
+    /// Page size (default: all).
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+}
+
+/// `capabilities.describe` params: `{"capability": id}` (CP-2-5).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CapabilitiesDescribeParams {
+    /// The capability id.
+    #[schemars(length(min = 1, max = 128))]
+    pub capability: String,
+}
+
+/// `requests.create` params (CP-3-1, OQ-CP-3, OQ-CP-4):
+/// `{"capability", "params": object, "character"?, "style"?, "timeoutMs", "idempotencyKey"?,
+/// "taskId"?, "allowFallback"?: bool}`. `timeoutMs` is required and must lie within the
+/// capability's `limits`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateParams {
+    /// The capability id.
+    #[schemars(length(min = 1, max = 128))]
+    pub capability: String,
+    /// The capability's params (`{}` when it takes none; never omitted, CP-2-16).
+    pub params: Map<String, Value>,
+    /// Character id; omitted = the user's current character.
+    #[schemars(length(min = 1, max = 64))]
+    pub character: Option<String>,
+    /// Style id; omitted = the default look.
+    #[schemars(length(min = 1, max = 64))]
+    pub style: Option<String>,
+    /// Deadline from acceptance, ms (CP-3-17).
+    pub timeout_ms: u64,
+    /// Client-scoped idempotency key (CP-4-1).
+    #[schemars(length(min = 1, max = 128))]
+    pub idempotency_key: Option<String>,
+    /// The client's own label (CP-3-2).
+    #[schemars(length(min = 1, max = 128))]
+    pub task_id: Option<String>,
+    /// Allows a declared fallback presentation (CP-2-29).
+    #[serde(default)]
+    pub allow_fallback: bool,
+}
+
+/// `requests.get` / `requests.cancel` params: `{"requestId"}`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestRef {
+    /// The request.
+    #[schemars(length(min = 1, max = 64))]
+    pub request_id: String,
+}
+
+/// `requests.wait` params: `{"requestId", "afterRevision"?, "waitMs"?}` (CP-3-20, OQ-CP-7).
+/// Returns as soon as the revision exceeds `afterRevision` (default: the current revision) or
+/// the request is terminal, else after `waitMs` (default and maximum in `runtime.describe`
+/// `limits`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WaitParams {
+    /// The request.
+    #[schemars(length(min = 1, max = 64))]
+    pub request_id: String,
+    /// The last revision the caller saw.
+    pub after_revision: Option<u64>,
+    /// How long to wait at most, ms.
+    pub wait_ms: Option<u64>,
+}
+
+/// `requests.update` params (CP-2-11, CP-3-25): `{"requestId", "expectedRevision",
+/// "params"?: {field: value} (only `updatableFields`), "complete"?: bool}`. `complete: true` ends
+/// a `caller_completes` request (progress) as `completed`. At least one of the two is needed.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateParams {
+    /// The request.
+    #[schemars(length(min = 1, max = 64))]
+    pub request_id: String,
+    /// The revision the update is based on.
+    pub expected_revision: u64,
+    /// New values of updatable fields.
+    pub params: Option<Map<String, Value>>,
+    /// Ends a `caller_completes` request.
+    pub complete: Option<bool>,
+}
+
+/// A method params type with its compiled validator.
+pub(crate) trait MethodParams: DeserializeOwned + JsonSchema {
+    fn validator() -> &'static jsonschema::Validator;
+}
+
+macro_rules! method_params {
+    ($($t:ty),*) => {$(
+        impl MethodParams for $t {
+            fn validator() -> &'static jsonschema::Validator {
+                static V: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
+                    jsonschema::validator_for(&schema_for::<$t>()).expect("built-in method schemas compile")
+                });
+                &V
+            }
+        }
+    )*};
+}
+
+method_params!(
+    RuntimeDescribeParams,
+    NoParams,
+    CapabilitiesListParams,
+    CapabilitiesDescribeParams,
+    CreateParams,
+    RequestRef,
+    WaitParams,
+    UpdateParams
+);
+
+/// The params JSON Schema of `method`, or `None` for an unknown method (OpenRPC hook).
+pub fn params_schema(method: &str) -> Option<Value> {
+    Some(match method {
+        "runtime.describe" => schema_for::<RuntimeDescribeParams>(),
+        "characters.list" | "styles.list" => schema_for::<NoParams>(),
+        "capabilities.list" => schema_for::<CapabilitiesListParams>(),
+        "capabilities.describe" => schema_for::<CapabilitiesDescribeParams>(),
+        "requests.create" => schema_for::<CreateParams>(),
+        "requests.get" | "requests.cancel" => schema_for::<RequestRef>(),
+        "requests.wait" => schema_for::<WaitParams>(),
+        "requests.update" => schema_for::<UpdateParams>(),
+        _ => return None,
+    })
+}
+
+/// Validates `params` (absent/`null` = `{}`) against `T`'s schema, then deserializes it.
+/// Errors: `INVALID_PARAMS` with `problems`.
+pub(crate) fn parse<T: MethodParams>(params: Value) -> Result<T, CompanionError> {
+    let params = if params.is_null() { Value::Object(Map::new()) } else { params };
+    let problems = schema_problems(T::validator(), &params);
+    if !problems.is_empty() {
+        return Err(CompanionError::invalid_params("The method parameters are invalid", problems));
+    }
+    serde_json::from_value(params).map_err(|_| {
+        CompanionError::invalid_params(
+            "The method parameters are invalid",
+            vec![FieldProblem::new("", "does not match the method's parameter shape")],
+        )
+    })
+}

@@ -1,0 +1,378 @@
+//! The engine's mutable state: request records, the display slot and the scheduler. Every
+//! change is written to the [`Store`] first and applied in memory only when the write succeeded
+//! (CP-4-20), all under the engine's one lock, so exactly one transition wins any race (CP-3-24).
+
+use super::model::{Presentation, RequestSnapshot, RequestState, Source, TerminalReason};
+use super::presenter::HideReason;
+use super::store::{Store, StoreError, StoredRequest, Tombstone, TombstoneReason};
+use crate::catalog::{CapabilityKind, Catalog, Completion, QueueMode};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use tokio::sync::mpsc;
+
+/// How long a failed timer-driven write waits before it is retried, ms.
+pub(crate) const RETRY_MS: i64 = 1_000;
+
+/// User-controlled runtime settings (CP-4-15, CP-7-8 "accessibility/reduced motion").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeSettings {
+    /// Whether the sprite is visible. Hidden: every request is rejected with
+    /// `RUNTIME_UNAVAILABLE` and accepted ones end `cancelled`/`runtime_unavailable`.
+    pub visible: bool,
+    /// Whether external interaction is paused: like hidden, for external clients only.
+    pub external_paused: bool,
+    /// The user prefers reduced motion: animations take their declared `reduced_motion`
+    /// fallback (if the caller allowed it) or are rejected with `UNSUPPORTED_CAPABILITY`.
+    pub reduced_motion: bool,
+    /// The user's current character (`None` = the first registered one).
+    pub current_character: Option<String>,
+}
+
+impl Default for RuntimeSettings {
+    fn default() -> Self {
+        Self { visible: true, external_paused: false, reduced_motion: false, current_character: None }
+    }
+}
+
+/// A presenter call, queued in order for the presenter task.
+#[derive(Debug)]
+pub(crate) enum Effect {
+    Show(Presentation),
+    Update(Presentation),
+    Hide(String, HideReason),
+}
+
+/// One request as the engine keeps and persists it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Record {
+    pub snapshot: RequestSnapshot,
+    pub client_id: String,
+    pub client_label: String,
+    pub internal: bool,
+    /// Params as the caller sent them (for the requested capability); purged on revocation.
+    pub params: Option<Value>,
+    /// Params for the resolved capability; purged on revocation.
+    pub resolved_params: Option<Value>,
+    pub idempotency_key: Option<String>,
+    /// SHA-256 of the canonical JSON of the create params (OQ-CP-16).
+    pub canonical: Option<String>,
+    /// When a `displayed` completion is due.
+    pub display_until: Option<i64>,
+    pub terminal_at: Option<i64>,
+    /// Acceptance order.
+    pub seq: u64,
+}
+
+impl Record {
+    pub fn id(&self) -> &str {
+        &self.snapshot.request_id
+    }
+
+    pub fn state(&self) -> RequestState {
+        self.snapshot.state
+    }
+
+    pub fn to_row(&self) -> Result<StoredRequest, StoreError> {
+        Ok(StoredRequest {
+            request_id: self.snapshot.request_id.clone(),
+            client_id: self.client_id.clone(),
+            idempotency_key: self.idempotency_key.clone(),
+            terminal_at: self.terminal_at,
+            body: serde_json::to_string(self).map_err(|e| StoreError(e.to_string()))?,
+        })
+    }
+
+    /// Ends the request: state, reason, result; one revision bump.
+    pub fn terminate(&mut self, state: RequestState, reason: Option<TerminalReason>, result: Option<Value>, now: i64) {
+        debug_assert!(state.is_terminal());
+        self.snapshot.state = state;
+        self.snapshot.terminal_reason = reason;
+        self.snapshot.result = result;
+        self.snapshot.revision += 1;
+        self.terminal_at = Some(now);
+        self.display_until = None;
+    }
+
+    pub fn presentation(&self) -> Presentation {
+        Presentation {
+            request_id: self.snapshot.request_id.clone(),
+            revision: self.snapshot.revision,
+            capability: self.snapshot.resolved_capability.clone(),
+            character: self.snapshot.character.clone(),
+            style: self.snapshot.resolved_style.clone(),
+            params: self.resolved_params.clone().unwrap_or(Value::Object(Map::new())),
+            source: Source {
+                client_id: self.client_id.clone(),
+                label: self.client_label.clone(),
+                internal: self.internal,
+            },
+        }
+    }
+}
+
+/// `{}`: the result of a completed request without business output.
+pub(crate) fn empty_result() -> Value {
+    Value::Object(Map::new())
+}
+
+pub(crate) struct State {
+    pub store: Box<dyn Store>,
+    pub records: HashMap<String, Record>,
+    /// Non-terminal requests by acceptance order.
+    pub live: BTreeMap<u64, String>,
+    pub idempotency: HashMap<(String, String), String>,
+    pub tombstones: HashMap<String, Tombstone>,
+    /// The request holding the display slot.
+    pub slot: Option<String>,
+    pub next_seq: u64,
+    grants: u64,
+    last_grant: HashMap<String, u64>,
+    /// Accepted-create times per client within the last minute.
+    pub creates: HashMap<String, VecDeque<i64>>,
+    pub settings: RuntimeSettings,
+    pub revoked: HashSet<String>,
+    /// When a failed timer-driven write is retried.
+    pub retry_at: Option<i64>,
+    effects: mpsc::UnboundedSender<Effect>,
+}
+
+impl State {
+    pub fn new(store: Box<dyn Store>, settings: RuntimeSettings, effects: mpsc::UnboundedSender<Effect>) -> Self {
+        Self {
+            store,
+            records: HashMap::new(),
+            live: BTreeMap::new(),
+            idempotency: HashMap::new(),
+            tombstones: HashMap::new(),
+            slot: None,
+            next_seq: 1,
+            grants: 0,
+            last_grant: HashMap::new(),
+            creates: HashMap::new(),
+            settings,
+            revoked: HashSet::new(),
+            retry_at: None,
+            effects,
+        }
+    }
+
+    /// Adds a record read from the store (startup), indexes included.
+    pub fn adopt(&mut self, rec: Record) {
+        self.next_seq = self.next_seq.max(rec.seq + 1);
+        if let Some(key) = &rec.idempotency_key {
+            self.idempotency.insert((rec.client_id.clone(), key.clone()), rec.id().to_owned());
+        }
+        if !rec.state().is_terminal() {
+            self.live.insert(rec.seq, rec.id().to_owned());
+        }
+        self.records.insert(rec.id().to_owned(), rec);
+    }
+
+    /// Writes `batch` to the store, then applies it in memory; on error nothing changes.
+    pub fn commit(&mut self, batch: Vec<Record>) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let rows = batch.iter().map(Record::to_row).collect::<Result<Vec<_>, _>>()?;
+        self.store.save(&rows)?;
+        for rec in batch {
+            if rec.state().is_terminal() {
+                self.live.remove(&rec.seq);
+                if self.slot.as_deref() == Some(rec.id()) {
+                    self.slot = None;
+                    let why = HideReason { state: rec.state(), reason: rec.snapshot.terminal_reason };
+                    self.emit(Effect::Hide(rec.id().to_owned(), why));
+                }
+            } else {
+                self.live.insert(rec.seq, rec.id().to_owned());
+            }
+            if let Some(key) = &rec.idempotency_key {
+                self.idempotency.insert((rec.client_id.clone(), key.clone()), rec.id().to_owned());
+            }
+            self.records.insert(rec.id().to_owned(), rec);
+        }
+        Ok(())
+    }
+
+    pub fn emit(&self, effect: Effect) {
+        // The receiver lives as long as the engine; a send error only means it is shutting down.
+        let _ = self.effects.send(effect);
+    }
+
+    pub fn live_records(&self) -> impl Iterator<Item = &Record> {
+        self.live.values().filter_map(|id| self.records.get(id))
+    }
+
+    pub fn active_for(&self, client_id: &str) -> usize {
+        self.live_records().filter(|r| r.client_id == client_id).count()
+    }
+
+    /// The oldest still-queued evictable request of `client_id` (CP-4-10); never an interaction
+    /// (CP-4-11).
+    pub fn oldest_evictable(&self, client_id: &str, catalog: &Catalog) -> Option<String> {
+        self.live_records()
+            .filter(|r| r.client_id == client_id && r.state() == RequestState::Queued)
+            .find(|r| {
+                catalog.capability(&r.snapshot.resolved_capability).is_some_and(|c| {
+                    c.queue_policy().mode == QueueMode::Evictable && c.kind() != CapabilityKind::Interaction
+                })
+            })
+            .map(|r| r.id().to_owned())
+    }
+
+    /// Gives the free display slot to the next queued request: round robin across clients (the
+    /// client served least recently first), FIFO within a client (CP-4-12).
+    pub fn schedule(&mut self, now: i64) {
+        if self.slot.is_some() || !self.settings.visible {
+            return;
+        }
+        let paused = self.settings.external_paused;
+        let next = self
+            .live_records()
+            .filter(|r| {
+                r.state() == RequestState::Queued && (r.internal || !paused) && !self.revoked.contains(&r.client_id)
+            })
+            .min_by_key(|r| (self.last_grant.get(&r.client_id).copied().unwrap_or(0), r.seq))
+            .cloned();
+        let Some(mut rec) = next else { return };
+        rec.snapshot.state = RequestState::Running;
+        rec.snapshot.revision += 1;
+        let presentation = rec.presentation();
+        let client = rec.client_id.clone();
+        let id = rec.id().to_owned();
+        match self.commit(vec![rec]) {
+            Ok(()) => {
+                self.slot = Some(id);
+                self.grants += 1;
+                self.last_grant.insert(client, self.grants);
+                self.emit(Effect::Show(presentation));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "companion: could not record a display start; will retry");
+                self.retry_at = Some(now + RETRY_MS);
+            }
+        }
+    }
+
+    /// Applies every time- and policy-driven transition due at `now`: hidden/paused runtime and
+    /// revoked keys cancel (CP-4-15, CP-4-22), display durations complete, deadlines expire
+    /// (CP-3-17), retention buries (CP-4-16); then schedules. Returns when it next needs to run.
+    pub fn tick(&mut self, now: i64, retention_ms: i64, tombstone_retention_ms: i64) -> Option<i64> {
+        if self.retry_at.is_some_and(|t| t <= now) {
+            self.retry_at = None;
+        }
+        let mut batch = Vec::new();
+        for rec in self.live_records() {
+            let policy_cancel = if self.revoked.contains(&rec.client_id) {
+                Some(TerminalReason::KeyRevoked)
+            } else if !self.settings.visible || (self.settings.external_paused && !rec.internal) {
+                Some(TerminalReason::RuntimeUnavailable)
+            } else {
+                None
+            };
+            let deadline = rec.snapshot.deadline_at;
+            let display_due = rec.display_until.filter(|t| *t <= now && *t <= deadline);
+            let mut rec = rec.clone();
+            if let Some(reason) = policy_cancel {
+                rec.terminate(RequestState::Cancelled, Some(reason), None, now);
+            } else if display_due.is_some() {
+                rec.terminate(RequestState::Completed, None, Some(empty_result()), now);
+            } else if deadline <= now {
+                rec.terminate(RequestState::Expired, Some(TerminalReason::Timeout), None, now);
+            } else {
+                continue;
+            }
+            batch.push(rec);
+        }
+        // A revoked key's business results and params are purged (CP-4-22).
+        for rec in self.records.values() {
+            if self.revoked.contains(&rec.client_id)
+                && rec.state().is_terminal()
+                && (rec.params.is_some() || rec.resolved_params.is_some() || rec.snapshot.result.is_some())
+                && !batch.iter().any(|b: &Record| b.id() == rec.id())
+            {
+                batch.push(rec.clone());
+            }
+        }
+        for rec in &mut batch {
+            if self.revoked.contains(&rec.client_id) {
+                rec.params = None;
+                rec.resolved_params = None;
+                rec.snapshot.result = None;
+            }
+        }
+        if let Err(e) = self.commit(batch) {
+            tracing::warn!(error = %e, "companion: could not record timer transitions; will retry");
+            self.retry_at = Some(now + RETRY_MS);
+        }
+
+        // Retention (CP-4-16): terminal records older than the retention period are deleted,
+        // leaving a tombstone so that their owner gets RESULT_EXPIRED (CP-6-19).
+        let expired: Vec<Tombstone> = self
+            .records
+            .values()
+            .filter(|r| r.terminal_at.is_some_and(|t| t.saturating_add(retention_ms) <= now))
+            .map(|r| Tombstone {
+                request_id: r.id().to_owned(),
+                client_id: r.client_id.clone(),
+                reason: TombstoneReason::RetentionExpired,
+                at: now,
+            })
+            .collect();
+        if !expired.is_empty() {
+            match self.store.bury(&expired) {
+                Ok(()) => {
+                    for t in expired {
+                        if let Some(rec) = self.records.remove(&t.request_id)
+                            && let Some(key) = rec.idempotency_key
+                        {
+                            self.idempotency.remove(&(rec.client_id, key));
+                        }
+                        self.tombstones.insert(t.request_id.clone(), t);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "companion: could not delete expired records; will retry");
+                    self.retry_at = Some(now + RETRY_MS);
+                }
+            }
+        }
+        let tomb_cutoff = now.saturating_sub(tombstone_retention_ms);
+        if self.tombstones.values().any(|t| t.at < tomb_cutoff) {
+            match self.store.forget_tombstones_before(tomb_cutoff) {
+                Ok(()) => self.tombstones.retain(|_, t| t.at >= tomb_cutoff),
+                Err(_) => self.retry_at = Some(now + RETRY_MS),
+            }
+        }
+
+        self.schedule(now);
+
+        let mut next: Option<i64> = self.retry_at;
+        let mut consider = |t: i64| next = Some(next.map_or(t, |n| n.min(t)));
+        for rec in self.live_records() {
+            consider(rec.snapshot.deadline_at);
+            if let Some(t) = rec.display_until {
+                consider(t);
+            }
+        }
+        for rec in self.records.values() {
+            if let Some(t) = rec.terminal_at {
+                consider(t.saturating_add(retention_ms));
+            }
+        }
+        for t in self.tombstones.values() {
+            consider(t.at.saturating_add(tombstone_retention_ms).saturating_add(1));
+        }
+        next
+    }
+
+    /// Whether the request's resolved capability completes on the host's `finished` report.
+    pub fn completes_on_finish(&self, catalog: &Catalog, id: &str) -> bool {
+        self.records
+            .get(id)
+            .and_then(|r| catalog.capability(&r.snapshot.resolved_capability))
+            .is_some_and(|c| c.completion() == Completion::AnimationEnd)
+    }
+}
