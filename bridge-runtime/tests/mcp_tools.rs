@@ -50,7 +50,7 @@ async fn modal_hides_owner_tools_and_notifications_precede_the_response() {
     let ok = structured(&r);
     assert_eq!(ok["openedWindowIds"], json!(["w-2"])); // GB-5.4-5
     assert_eq!(ok["message"], "Submitted; confirmation dialog w-2 popped up");
-    assert_eq!(r.content[0].as_text().unwrap().text, "Submitted; confirmation dialog w-2 popped up"); // GB-12.3-3
+    assert!(r.content[0].as_text().unwrap().text.starts_with("Submitted; confirmation dialog w-2 popped up\n{")); // GB-12.3-3
     assert_eq!(rec.events(), [UPDATED, TOOLS_CHANGED]);
     assert_eq!(
         after_last_call(&log),
@@ -117,13 +117,13 @@ async fn success_result_shape() {
     assert_eq!(r.is_error, Some(false));
     assert_eq!(structured(&r), json!({"result": ["widget", "gadget"]}));
     assert_eq!(r.content.len(), 1);
-    assert_eq!(r.content[0].as_text().unwrap().text, "Done; see the structured result");
+    assert!(r.content[0].as_text().unwrap().text.starts_with("Done; see the structured result\n{"));
     let wire = serde_json::to_value(&r).unwrap();
     assert!(wire["structuredContent"].get("ok").is_none());
 
     let r = call(&client, "w-1__set_amount", Some(json!({"amount": 12.5}))).await;
     assert_eq!(structured(&r), json!({}));
-    assert_eq!(r.content[0].as_text().unwrap().text, "Done");
+    assert_eq!(r.content[0].as_text().unwrap().text, "Done\n{}");
 }
 
 // GB-7.4-1..8, GB-7.2-2, OQ-GB-21: every failure is an isError result with a coded error
@@ -136,7 +136,10 @@ async fn failures_are_coded_is_error_results() {
     // window_not_found: never existed / not a {winId}__{action} name (GB-7.4-5, OQ-GB-21).
     let r = call(&client, "w-9__set_amount", Some(json!({"amount": 1}))).await;
     assert_eq!(error_code(&r), "window_not_found");
-    assert_eq!(r.content[0].as_text().unwrap().text, structured(&r)["message"].as_str().unwrap());
+    let text = &r.content[0].as_text().unwrap().text;
+    let (line, json) = text.split_once('\n').unwrap();
+    assert_eq!(line, structured(&r)["message"].as_str().unwrap());
+    assert_eq!(serde_json::from_str::<serde_json::Value>(json).unwrap(), structured(&r));
     assert_eq!(error_code(&call(&client, "nonsense", None).await), "window_not_found");
 
     // action_not_available: unknown action on an existing window, and an unavailable one

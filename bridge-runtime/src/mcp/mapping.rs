@@ -62,17 +62,27 @@ pub fn to_mcp_tool(entry: &ToolEntry) -> Tool {
 }
 
 /// A `tools/call` outcome as an MCP result (GB-5.4, GB-7.4-1, GB-12.3):
-/// - success: `structuredContent` = the ToolResult object, `isError: false`, one text item
-///   with [`ToolResult::text_mirror`];
+/// - success: `structuredContent` = the ToolResult object, `isError: false`;
 /// - failure: `structuredContent` = the ToolError object `{code, message, currentVersion?,
-///   fields?}`, `isError: true`, one text item with the error message.
+///   fields?}`, `isError: true`.
+///
+/// Either way `content` is one text item: the human-readable line
+/// ([`ToolResult::text_mirror`] or the error message, GB-12.3-3), then the structured content
+/// as JSON, because many hosts hand only `content` to the model and MCP asks tools that return
+/// structured content to serialize it there too.
 ///
 /// Failures are never JSON-RPC errors.
 pub fn to_call_tool_result(result: &Result<ToolResult, ToolError>) -> CallToolResult {
-    let (mut out, text) = match result {
-        Ok(ok) => (CallToolResult::structured(crate::render::to_value(ok)), ok.text_mirror()),
-        Err(err) => (CallToolResult::structured_error(crate::render::to_value(err)), err.message.clone()),
+    let (mut out, line, value) = match result {
+        Ok(ok) => {
+            let v = crate::render::to_value(ok);
+            (CallToolResult::structured(v.clone()), ok.text_mirror(), v)
+        }
+        Err(err) => {
+            let v = crate::render::to_value(err);
+            (CallToolResult::structured_error(v.clone()), err.message.clone(), v)
+        }
     };
-    out.content = vec![ContentBlock::text(text)];
+    out.content = vec![ContentBlock::text(format!("{line}\n{value}"))];
     out
 }
