@@ -44,6 +44,7 @@ struct Shared {
     waker: Option<Waker>,
     info: ServerIdentity,
     action_timeout: Duration,
+    companion: std::sync::OnceLock<crate::mcp::CompanionTools>,
 }
 
 /// Name, version and instructions the server announces (GB-3-3, GB-8.1).
@@ -170,6 +171,30 @@ impl Bridge {
         }
     }
 
+    /// The registry shared by every surface. Build a companion [`crate::companion::Engine`] on
+    /// this same handle so that MCP tools, `capabilities.list` and exports come from one
+    /// registry (CP-2-13).
+    pub fn catalog_handle(&self) -> Arc<RwLock<Catalog>> {
+        self.shared.catalog.clone()
+    }
+
+    /// Also serves the companion's capabilities as MCP tools (`companion__{id}`, CP-1-4), every
+    /// call going through `engine` as `identity` — the same dispatcher, scopes, queue and
+    /// lifecycle as socket clients. The app decides (with its user) which scopes MCP clients
+    /// get. Can be set once; returns `false` if it was already set.
+    pub fn enable_companion_tools(
+        &self,
+        engine: crate::companion::Engine,
+        identity: crate::companion::ClientIdentity,
+    ) -> bool {
+        self.shared.companion.set(crate::mcp::CompanionTools::new(engine, identity)).is_ok()
+    }
+
+    /// The companion tools, when enabled.
+    pub fn companion_tools(&self) -> Option<&crate::mcp::CompanionTools> {
+        self.shared.companion.get()
+    }
+
     fn send(&self, cmd: Command) -> Result<(), OwnerGone> {
         self.shared.tx.send(cmd).map_err(|_| OwnerGone)?;
         if let Some(w) = &self.shared.waker {
@@ -241,6 +266,7 @@ impl BridgeBuilder {
             waker: self.waker,
             info: ServerIdentity { name: self.name, version: self.version, instructions },
             action_timeout: self.action_timeout,
+            companion: std::sync::OnceLock::new(),
         });
         (Bridge { shared }, UiOwner { ui, rx })
     }

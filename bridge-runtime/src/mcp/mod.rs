@@ -12,6 +12,10 @@
 //! | `tools/call` | ToolResult or ToolError in `structuredContent`, `isError` for failures (GB-7.4-1, GB-12.3) |
 //! | `notifications/resources/updated`, `notifications/tools/list_changed` | derived from published state, so sent only after it took effect (GB-6-1) |
 //!
+//! When the app calls [`Bridge::enable_companion_tools`](crate::gui::Bridge::enable_companion_tools),
+//! `tools/list` also carries the desktop companion's capabilities as `companion__{id}` tools,
+//! served through the companion engine ([`CompanionTools`], CP-1-4).
+//!
 //! It serves both protocol eras rmcp speaks: session-based 2025-11-25 (`initialize`,
 //! `resources/subscribe`) and 2026-07-28 (`server/discover`, `subscriptions/listen`).
 //!
@@ -35,11 +39,13 @@
 //!
 //! [`Bridge`]: crate::gui::Bridge
 
+mod companion;
 mod mapping;
 mod notify;
 mod server;
 mod transport;
 
+pub use companion::{COMPANION_PREFIX, CompanionTools, tool_name as companion_tool_name};
 pub use mapping::{JSON_MIME, WINDOWS_URI, to_call_tool_result, to_mcp_tool, windows_resource};
 pub use server::GuiBridgeServer;
 pub use transport::{HttpOptions, ServeError, http_router, serve_http, serve_http_on, serve_http_on_with, serve_stdio};

@@ -211,14 +211,23 @@ impl ServerHandler for GuiBridgeServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self.bridge.published().tools.iter().map(to_mcp_tool).collect();
+        let mut tools: Vec<Tool> = self.bridge.published().tools.iter().map(to_mcp_tool).collect();
+        if let Some(companion) = self.bridge.companion_tools() {
+            tools.extend(companion.tools());
+        }
         Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(0))
     }
 
     /// The listed tool named `name` (rmcp's HTTP transport validates `Mcp-Param-*` headers
     /// with it).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.bridge.published().tools.iter().find(|t| t.name == name).map(to_mcp_tool)
+        self.bridge
+            .published()
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .map(to_mcp_tool)
+            .or_else(|| self.bridge.companion_tools().and_then(|c| c.tool(name)))
     }
 
     /// Runs the call through the bridge (GB-7.2 checks, schema validation, the action,
@@ -232,6 +241,12 @@ impl ServerHandler for GuiBridgeServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        if request.name.starts_with(super::COMPANION_PREFIX)
+            && let Some(companion) = self.bridge.companion_tools()
+            && let Some(result) = companion.call(&request.name, args.clone()).await
+        {
+            return Ok(result.into());
+        }
         let outcome = self.bridge.call_tool(&request.name, args).await;
         if let Err(e) = &outcome.result {
             tracing::debug!(tool = %request.name, code = %e.code, "tool call failed");

@@ -376,6 +376,11 @@ impl Engine {
         &self.inner.config
     }
 
+    /// The registry this engine reads (shared with the other surfaces, CP-2-13).
+    pub fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
+        self.inner.catalog()
+    }
+
     /// Calls method `method` for `client` with JSON `params` (`null` = `{}`): the whole
     /// transport-facing surface. Unknown method → `METHOD_NOT_FOUND`; a revoked client →
     /// `UNAUTHENTICATED`; otherwise as the method's own function.

@@ -1,0 +1,178 @@
+//! The companion's capabilities as MCP tools: the optional MCP surface of spec CP (CP-1-4).
+//!
+//! Each capability the configured identity may use becomes a tool `companion__{id}` (dots become
+//! `_`, e.g. `companion__interaction_choose`). A call is `requests.create` followed by
+//! `requests.wait` until the request is terminal or the tool's own deadline passes, all through
+//! the same [`Engine`] as socket clients: same validation, scopes, queue and lifecycle (CP-1-6).
+
+use crate::catalog::CapabilitySpec;
+use crate::companion::{ClientIdentity, CompanionError, Engine};
+use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// Tool-name prefix of companion capabilities.
+pub const COMPANION_PREFIX: &str = "companion__";
+
+/// The companion tools of one app: the engine and the identity MCP clients act as.
+#[derive(Clone)]
+pub struct CompanionTools {
+    engine: Engine,
+    identity: ClientIdentity,
+}
+
+impl std::fmt::Debug for CompanionTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompanionTools").field("identity", &self.identity.id).finish_non_exhaustive()
+    }
+}
+
+/// `notice.show` → `companion__notice_show`; `None` when the name would exceed MCP's 64 chars.
+pub fn tool_name(capability_id: &str) -> Option<String> {
+    let name = format!("{COMPANION_PREFIX}{}", capability_id.replace('.', "_"));
+    (name.len() <= 64).then_some(name)
+}
+
+impl CompanionTools {
+    /// Tools for `engine`, used as `identity`.
+    pub fn new(engine: Engine, identity: ClientIdentity) -> Self {
+        Self { engine, identity }
+    }
+
+    /// The capabilities this identity may create, with their tool names. Ids whose tool name
+    /// would collide with an earlier one (`a.b_c` / `a_b.c`) or exceed 64 chars are skipped.
+    fn visible(&self) -> Vec<(String, Arc<CapabilitySpec>)> {
+        let catalog = self.engine.catalog();
+        let mut out: Vec<(String, Arc<CapabilitySpec>)> = Vec::new();
+        for cap in catalog.capabilities() {
+            if !cap.required_scopes().iter().all(|s| self.identity.has(*s)) {
+                continue;
+            }
+            match tool_name(cap.id()) {
+                Some(name) if !out.iter().any(|(n, _)| *n == name) => out.push((name, cap.clone())),
+                _ => tracing::warn!(
+                    capability = cap.id(),
+                    "capability not exposed over MCP: tool name collides or is too long"
+                ),
+            }
+        }
+        out
+    }
+
+    /// The MCP tools, one per visible capability.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.visible().into_iter().map(|(name, cap)| to_tool(&name, &cap)).collect()
+    }
+
+    /// The tool named `name`, if it is one of ours.
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        self.visible().into_iter().find(|(n, _)| n == name).map(|(n, cap)| to_tool(&n, &cap))
+    }
+
+    /// Runs `companion__{id}` with `arguments` `{params, timeoutMs, character?, style?,
+    /// allowFallback?, idempotencyKey?}`: creates the request and waits for it. Success is a
+    /// `completed` snapshot; any other terminal state, a request still running at the deadline,
+    /// or a CP error is an `isError` result whose `structuredContent` says which (the snapshot,
+    /// or `{code, message, retryable}`).
+    pub async fn call(&self, name: &str, arguments: Map<String, Value>) -> Option<CallToolResult> {
+        let (_, cap) = self.visible().into_iter().find(|(n, _)| n == name)?;
+        Some(match self.run(cap.id(), arguments).await {
+            Ok(snapshot) => {
+                let done = snapshot["state"] == "completed";
+                let line = match snapshot["state"].as_str() {
+                    Some("completed") => format!("{} completed", cap.id()),
+                    Some(state) => format!("{} ended {state} ({})", cap.id(), snapshot["terminalReason"]),
+                    None => format!("{} did not finish in time; it keeps running", cap.id()),
+                };
+                result(snapshot, line, !done)
+            }
+            Err(e) => {
+                let body = json!({"code": e.code.as_str(), "message": e.message, "retryable": e.retryable()});
+                result(body, e.message.clone(), true)
+            }
+        })
+    }
+
+    async fn run(&self, capability: &str, mut args: Map<String, Value>) -> Result<Value, CompanionError> {
+        args.insert("capability".into(), Value::from(capability));
+        args.entry("params").or_insert_with(|| json!({}));
+        let created = self.engine.requests_create(&self.identity, Value::Object(args)).await?;
+        let id = created["requestId"].clone();
+        let mut snapshot = created;
+        let max_wait = self.engine.config().max_wait_ms;
+        // The request's own deadline bounds the loop: past it the engine expires the request.
+        for _ in 0..10_000 {
+            if is_terminal(&snapshot) {
+                return Ok(snapshot);
+            }
+            let waited = self
+                .engine
+                .requests_wait(
+                    &self.identity,
+                    json!({"requestId": id, "afterRevision": snapshot["revision"], "waitMs": max_wait}),
+                )
+                .await?;
+            if waited.get("unchanged") != Some(&Value::Bool(true)) {
+                snapshot = waited;
+            }
+        }
+        Ok(snapshot)
+    }
+}
+
+fn is_terminal(snapshot: &Value) -> bool {
+    matches!(snapshot["state"].as_str(), Some("completed" | "cancelled" | "expired" | "failed"))
+}
+
+fn result(body: Value, line: String, is_error: bool) -> CallToolResult {
+    let mut out = if is_error {
+        CallToolResult::structured_error(body.clone())
+    } else {
+        CallToolResult::structured(body.clone())
+    };
+    out.content = vec![ContentBlock::text(format!("{line}\n{body}"))];
+    out
+}
+
+fn to_tool(name: &str, cap: &CapabilitySpec) -> Tool {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "params": cap.input_schema(),
+            "timeoutMs": {"type": "integer", "minimum": cap.limits().min_timeout_ms, "maximum": cap.limits().max_timeout_ms,
+                          "description": "Absolute deadline for the request, counted from acceptance (ms)"},
+            "character": {"type": "string", "description": "Character id; omitted = the user's current character"},
+            "style": {"type": "string", "description": "Style id (see styles.list)"},
+            "allowFallback": {"type": "boolean", "description": "Allow the capability's declared fallback presentation"},
+            "idempotencyKey": {"type": "string", "description": "Retry-safe key: the same key and params return the same request"},
+        },
+        "required": ["params", "timeoutMs"],
+        "additionalProperties": false,
+    });
+    let output = json!({
+        "type": "object",
+        "properties": {
+            "requestId": {"type": "string"},
+            "state": {"type": "string"},
+            "revision": {"type": "integer"},
+            "terminalReason": {"type": ["string", "null"]},
+            "result": cap.output_schema(),
+            "code": {"type": "string"},
+            "message": {"type": "string"},
+            "retryable": {"type": "boolean"},
+        },
+    });
+    let (Value::Object(input), Value::Object(output)) = (input, output) else { unreachable!("object literals") };
+    let title = format!("{} · desktop companion", cap.id());
+    // Shows something to the user and may wait for their answer: not read-only, not
+    // destructive, not idempotent without a key, and it reaches a human (open world).
+    let annotations = ToolAnnotations::with_title(title.clone())
+        .read_only(false)
+        .destructive(false)
+        .idempotent(false)
+        .open_world(true);
+    Tool::new_with_raw(name.to_owned(), Some(cap.description().to_owned().into()), Arc::new(input))
+        .with_title(title)
+        .with_raw_output_schema(Arc::new(output))
+        .with_annotations(annotations)
+}
