@@ -129,36 +129,15 @@ impl From<ActionError> for ToolError {
     }
 }
 
-/// Object-safe view of a window instance, used by the window manager.
-pub(crate) trait AnyWindow: Send {
+/// Object-safe view of a window instance, used by the window manager: an action set that
+/// also renders.
+pub(crate) trait AnyWindow: AnyActions {
     fn render(&self) -> Rendered;
-    fn available(&self, action: &str) -> bool;
-    fn invoke(
-        &mut self,
-        action: &str,
-        args: Map<String, Value>,
-        cx: &mut ActionContext<'_>,
-    ) -> Result<Option<Value>, ActionError>;
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }
 
 impl<W: BridgeWindow + BridgeActions> AnyWindow for W {
     fn render(&self) -> Rendered {
         BridgeWindow::render(self)
-    }
-    fn available(&self, action: &str) -> bool {
-        self.action_available(action)
-    }
-    fn invoke(
-        &mut self,
-        action: &str,
-        args: Map<String, Value>,
-        cx: &mut ActionContext<'_>,
-    ) -> Result<Option<Value>, ActionError> {
-        self.invoke_action(action, args, cx)
-    }
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 
