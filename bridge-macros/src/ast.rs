@@ -3,7 +3,9 @@
 //!
 //! Building it reports only shape errors (wrong item, tuple struct); rules live in `valid.rs`.
 
-use crate::attr::{self, ActionAttrs, BlockAttrs, DeriveKind, ItemFieldAttrs, Kind, ParamAttrs, StrOrPath};
+use crate::attr::{
+    self, ActionAttrs, BlockAttrs, CapabilityAttrs, DeriveKind, ItemFieldAttrs, Kind, ParamAttrs, StrOrPath,
+};
 use crate::ctxt::Ctxt;
 use crate::util::{self, humanize, unraw};
 use proc_macro2::TokenStream;
@@ -212,27 +214,7 @@ impl<'a> Action<'a> {
             .as_ref()
             .map(|d| d.value().trim().to_owned())
             .or_else(|| attr::doc_comment(&method.attrs));
-        let mut receiver = None;
-        let mut inputs = Vec::new();
-        for input in &method.sig.inputs {
-            match input {
-                FnArg::Receiver(r) => receiver = Some(r),
-                FnArg::Typed(arg) if util::is_action_context(&arg.ty) => inputs.push(Input::Context(arg)),
-                FnArg::Typed(arg) => {
-                    let ident = match &*arg.pat {
-                        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(&p.ident),
-                        _ => None,
-                    };
-                    inputs.push(Input::Param(Param {
-                        arg,
-                        ident,
-                        name: ident.map(unraw).unwrap_or_default(),
-                        ty: &arg.ty,
-                        attrs: attr::param_attrs(cx, &arg.attrs),
-                    }));
-                }
-            }
-        }
+        let (receiver, inputs) = inputs(cx, method);
         let output = match &method.sig.output {
             ReturnType::Default => Output::Unit,
             ReturnType::Type(_, ty) if util::is_unit(ty) => Output::Unit,
@@ -254,10 +236,141 @@ impl<'a> Action<'a> {
 
     /// The JSON parameters (everything but the context).
     pub(crate) fn params(&self) -> impl Iterator<Item = &Param<'a>> {
-        self.inputs.iter().filter_map(|i| match i {
-            Input::Param(p) => Some(p),
-            Input::Context(_) => None,
-        })
+        params(&self.inputs)
+    }
+
+    /// The `#[bridge(args)]` parameter, if any.
+    pub(crate) fn args_param(&self) -> Option<&Param<'a>> {
+        self.params().find(|p| p.attrs.args.is_some())
+    }
+}
+
+/// A method's receiver and typed inputs, in order.
+fn inputs<'a>(cx: &Ctxt, method: &'a ImplItemFn) -> (Option<&'a Receiver>, Vec<Input<'a>>) {
+    let mut receiver = None;
+    let mut inputs = Vec::new();
+    for input in &method.sig.inputs {
+        match input {
+            FnArg::Receiver(r) => receiver = Some(r),
+            FnArg::Typed(arg) if util::is_action_context(&arg.ty) => inputs.push(Input::Context(arg)),
+            FnArg::Typed(arg) => {
+                let ident = match &*arg.pat {
+                    Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(&p.ident),
+                    _ => None,
+                };
+                inputs.push(Input::Param(Param {
+                    arg,
+                    ident,
+                    name: ident.map(unraw).unwrap_or_default(),
+                    ty: &arg.ty,
+                    attrs: attr::param_attrs(cx, &arg.attrs),
+                }));
+            }
+        }
+    }
+    (receiver, inputs)
+}
+
+/// The JSON parameters of `inputs` (everything but a context).
+fn params<'i, 'a>(inputs: &'i [Input<'a>]) -> impl Iterator<Item = &'i Param<'a>> {
+    inputs.iter().filter_map(|i| match i {
+        Input::Param(p) => Some(p),
+        Input::Context(_) => None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// #[bridge_actions(companion)]: desktop-companion capabilities
+
+pub(crate) struct Capabilities<'a> {
+    pub(crate) item: &'a ItemImpl,
+    pub(crate) krate: Path,
+    pub(crate) capabilities: Vec<Capability<'a>>,
+}
+
+/// One `#[bridge_action(…)]` method of a companion impl: a capability declaration whose body
+/// is the semantic params check (CP-2-25).
+pub(crate) struct Capability<'a> {
+    pub(crate) method: &'a ImplItemFn,
+    /// The `#[bridge_action(…)]` attribute, for "missing key" errors.
+    pub(crate) attr: &'a Attribute,
+    pub(crate) attrs: CapabilityAttrs,
+    /// Whether the attribute parsed without errors (later rules stay quiet about a capability
+    /// whose attribute is already reported, so one mistake gives one message).
+    pub(crate) attrs_ok: bool,
+    /// `description = "…"`, or the doc comment.
+    pub(crate) description: Option<String>,
+    pub(crate) receiver: Option<&'a Receiver>,
+    pub(crate) inputs: Vec<Input<'a>>,
+    pub(crate) returns: CheckReturn<'a>,
+}
+
+/// What a capability method returns.
+pub(crate) enum CheckReturn<'a> {
+    /// Nothing: no semantic check (the body must be empty; it never runs).
+    Unit,
+    /// `Result<(), E>`: the semantic check; `Err(e)` → `ActionError::from(e)` → problems.
+    Result { err: Option<&'a Type> },
+    /// Anything else (an error).
+    Other(&'a Type),
+}
+
+impl<'a> Capabilities<'a> {
+    pub(crate) fn from_syn(cx: &Ctxt, item: &'a ItemImpl, krate_path: Option<Path>) -> Capabilities<'a> {
+        if let Some((path, _)) = &item.trait_ {
+            cx.error_spanned_by(
+                path,
+                "#[bridge_actions(companion)] goes on an inherent `impl Type { … }` block, not on a trait impl",
+            );
+        }
+        let mut capabilities = Vec::new();
+        for impl_item in &item.items {
+            let ImplItem::Fn(method) = impl_item else { continue };
+            let mut marks = method.attrs.iter().filter(|a| attr::is_bridge_action(a));
+            let Some(first) = marks.next() else { continue };
+            for extra in marks {
+                cx.error_spanned_by(extra, "duplicate #[bridge_action] on one method");
+            }
+            capabilities.push(Capability::from_syn(cx, method, first));
+        }
+        Capabilities { item, krate: krate(krate_path), capabilities }
+    }
+}
+
+impl<'a> Capability<'a> {
+    fn from_syn(cx: &Ctxt, method: &'a ImplItemFn, attr: &'a Attribute) -> Capability<'a> {
+        let before = cx.len();
+        let attrs = attr::capability_attrs(cx, attr);
+        let attrs_ok = cx.len() == before;
+        let description = attrs
+            .description
+            .as_ref()
+            .map(|d| d.value().trim().to_owned())
+            .or_else(|| attr::doc_comment(&method.attrs));
+        let (receiver, inputs) = inputs(cx, method);
+        let returns = match &method.sig.output {
+            ReturnType::Default => CheckReturn::Unit,
+            ReturnType::Type(_, ty) if util::is_unit(ty) => CheckReturn::Unit,
+            ReturnType::Type(_, ty) => match util::last_segment(ty) {
+                Some(seg) if seg.ident == "Result" => match util::type_args(seg).as_slice() {
+                    [ok] if util::is_unit(ok) => CheckReturn::Result { err: None },
+                    [ok, err] if util::is_unit(ok) => CheckReturn::Result { err: Some(err) },
+                    _ => CheckReturn::Other(ty),
+                },
+                _ => CheckReturn::Other(ty),
+            },
+        };
+        Capability { method, attr, attrs, attrs_ok, description, receiver, inputs, returns }
+    }
+
+    /// The capability id as written (`""` when missing).
+    pub(crate) fn id(&self) -> String {
+        self.attrs.id.as_ref().map(syn::LitStr::value).unwrap_or_default()
+    }
+
+    /// The JSON parameters.
+    pub(crate) fn params(&self) -> impl Iterator<Item = &Param<'a>> {
+        params(&self.inputs)
     }
 
     /// The `#[bridge(args)]` parameter, if any.

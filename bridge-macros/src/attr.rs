@@ -1,6 +1,7 @@
 //! Attribute parsing: `#[bridge_window(…)]`, `#[bridge(…)]` on fields and parameters,
-//! `#[bridge_action(…)]`, and the derives' `#[bridge(…)]`. Simple per-key rules (value type,
-//! duplicates, unknown keys) live here; rules across keys and fields live in `valid.rs`.
+//! `#[bridge_action(…)]` (a GUI action, or a capability in companion mode), and the derives'
+//! `#[bridge(…)]`. Simple per-key rules (value type, duplicates, unknown keys) live here; rules
+//! across keys and fields live in `valid.rs`.
 //!
 //! Every mistake is reported into the [`Ctxt`] and parsing goes on, so one build shows them all.
 
@@ -9,14 +10,46 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::meta::ParseNestedMeta;
 use syn::parse::Parser as _;
-use syn::{Attribute, Expr, Ident, Lit, LitInt, LitStr, Meta, Path, Token};
+use syn::{Attribute, Expr, Ident, Lit, LitBool, LitInt, LitStr, Meta, Path, Token, Type};
 
 pub(crate) const BLOCK_KINDS: &[&str] = &["text", "fields", "table", "list", "notice", "media", "custom"];
 const BLOCK_OPTIONS: &[&str] = &["id", "label", "sensitive", "max_rows", "ordered", "severity"];
 const WINDOW_KEYS: &[&str] = &["title", "summary", "crate"];
-const ACTIONS_KEYS: &[&str] = &["crate"];
+const ACTIONS_KEYS: &[&str] = &["companion", "crate"];
 const ACTION_KEYS: &[&str] =
     &["name", "title", "description", "read_only", "destructive", "idempotent", "open_world", "available"];
+/// The GUI-only keys of `#[bridge_action(…)]` (everything but `description`).
+const GUI_ONLY_KEYS: &[&str] = &["name", "title", "read_only", "destructive", "idempotent", "open_world", "available"];
+const CAPABILITY_KEYS: &[&str] = &[
+    "id",
+    "version",
+    "description",
+    "kind",
+    "interaction",
+    "completion",
+    "scopes",
+    "updatable",
+    "cancelable",
+    "cancel_behavior",
+    "queue",
+    "timeout_ms",
+    "display_ms",
+    "output",
+    "check_result",
+    "fallback",
+];
+const TIMEOUT_KEYS: &[&str] = &["min", "max"];
+const FALLBACK_KEYS: &[&str] = &["capability", "when", "map"];
+/// Capability categories (CP-2-17), interaction types (CP-2-18), completions (CP-2-15),
+/// scopes (CP-5-6), cancel behaviours, queue modes (CP-4-10) and fallback situations (CP-2-29):
+/// the runtime's closed lists, spelled as on the wire.
+pub(crate) const CAPABILITY_KINDS: &[&str] = &["animation", "notice", "progress", "interaction"];
+pub(crate) const INTERACTIONS: &[&str] = &["none", "choice", "text"];
+pub(crate) const COMPLETIONS: &[&str] = &["displayed", "animation_end", "user_response", "caller_completes"];
+pub(crate) const SCOPES: &[&str] = &["discover", "animate", "notify", "interact"];
+pub(crate) const CANCEL_BEHAVIORS: &[&str] = &["remove", "finish_cycle"];
+pub(crate) const QUEUE_MODES: &[&str] = &["queue", "evictable"];
+pub(crate) const FALLBACK_REASONS: &[&str] = &["character_unsupported", "reduced_motion", "style_unsupported"];
 const PARAM_KEYS: &[&str] = &["args", "description"];
 const FIELDSET_KEYS: &[&str] = &["label", "sensitive", "skip"];
 const ROW_KEYS: &[&str] = &["label", "skip"];
@@ -67,6 +100,15 @@ fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
     if meta.input.peek(Token![=]) {
         meta.value()?.parse::<Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {
+        meta.input.parse::<proc_macro2::TokenTree>()?;
+    }
+    Ok(())
+}
+
+/// Consumes everything up to the next top-level `,` (a value whose shape is unknown here,
+/// such as `output = Vec<T>`).
+fn skip_to_comma(meta: &ParseNestedMeta) -> syn::Result<()> {
+    while !meta.input.is_empty() && !meta.input.peek(Token![,]) {
         meta.input.parse::<proc_macro2::TokenTree>()?;
     }
     Ok(())
@@ -138,6 +180,11 @@ pub(crate) fn is_bridge(attr: &Attribute) -> bool {
     attr.path().is_ident("bridge")
 }
 
+/// Whether `attr` is `#[schemars(…)]`.
+pub(crate) fn is_schemars(attr: &Attribute) -> bool {
+    attr.path().is_ident("schemars")
+}
+
 /// Whether `attr` is `#[doc = "…"]` (a `///` comment).
 pub(crate) fn is_doc(attr: &Attribute) -> bool {
     attr.path().is_ident("doc")
@@ -195,18 +242,27 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
     WindowArgs { title: title.get(), summary: summary.get(), krate: krate.get() }
 }
 
-/// `#[bridge_actions(crate = …)]`.
-pub(crate) fn actions_args(cx: &Ctxt, args: TokenStream) -> Option<Path> {
+/// `#[bridge_actions(companion, crate = …)]`.
+pub(crate) struct ActionsArgs {
+    /// `companion`: the methods declare desktop-companion capabilities, not GUI actions.
+    pub(crate) companion: Option<Ident>,
+    pub(crate) krate: Option<Path>,
+}
+
+pub(crate) fn actions_args(cx: &Ctxt, args: TokenStream) -> ActionsArgs {
+    let mut companion = Attr::none(cx, "companion");
     let mut krate = Attr::none(cx, "crate");
     parse_list(cx, args, |meta| {
         if meta.path.is_ident("crate") {
             krate.set(&meta.path, path_value(&meta)?);
+        } else if meta.path.is_ident("companion") {
+            companion.set(&meta.path, flag(&meta)?);
         } else {
             unknown_key(cx, &meta, "#[bridge_actions(…)]", ACTIONS_KEYS)?;
         }
         Ok(())
     });
-    krate.get()
+    ActionsArgs { companion: companion.get(), krate: krate.get() }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -391,6 +447,13 @@ pub(crate) fn action_attrs(cx: &Ctxt, attr: &Attribute) -> ActionAttrs {
             "idempotent" => idempotent.set(&meta.path, flag(&meta)?),
             "open_world" => open_world.set(&meta.path, flag(&meta)?),
             "available" => available.set(&meta.path, path_value(&meta)?),
+            k if CAPABILITY_KEYS.contains(&k) => {
+                cx.syn_error(meta.error(format_args!(
+                    "`{k}` declares a desktop-companion capability, not a GUI action: capabilities live in \
+                     their own impl block marked #[bridge_actions(companion)]"
+                )));
+                skip_to_comma(&meta)?;
+            }
             _ => unknown_key(cx, &meta, "#[bridge_action(…)]", ACTION_KEYS)?,
         }
         Ok(())
@@ -413,11 +476,280 @@ pub(crate) fn action_attrs(cx: &Ctxt, attr: &Attribute) -> ActionAttrs {
 }
 
 // ---------------------------------------------------------------------------------------------
+// #[bridge_action(…)] in a #[bridge_actions(companion)] impl: a capability declaration
+
+/// A string value from a closed list (`kind = "notice"`), with its literal for errors.
+pub(crate) struct Choice {
+    pub(crate) value: &'static str,
+    pub(crate) lit: LitStr,
+}
+
+/// A `key = [ … ]` list, with the tokens of the whole list for errors.
+pub(crate) struct List<T> {
+    /// The valid items (unknown values of a closed list are reported and left out).
+    pub(crate) items: Vec<T>,
+    /// How many items were written.
+    pub(crate) written: usize,
+    pub(crate) tokens: TokenStream,
+}
+
+/// `timeout_ms(min = …, max = …)`.
+pub(crate) struct TimeoutMs {
+    pub(crate) min: Option<(u64, LitInt)>,
+    pub(crate) max: Option<(u64, LitInt)>,
+    /// `timeout_ms`, for "needs min and max" errors.
+    pub(crate) key: Path,
+}
+
+/// `fallback(capability = "…", when = […], map = path)`.
+pub(crate) struct FallbackAttrs {
+    pub(crate) capability: Option<LitStr>,
+    pub(crate) when: Option<List<Choice>>,
+    pub(crate) map: Option<Path>,
+    /// `fallback`, for "needs …" errors.
+    pub(crate) key: Path,
+}
+
+/// Everything `#[bridge_action(…)]` said about one capability method.
+pub(crate) struct CapabilityAttrs {
+    pub(crate) id: Option<LitStr>,
+    pub(crate) version: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) kind: Option<Choice>,
+    pub(crate) interaction: Option<Choice>,
+    pub(crate) completion: Option<Choice>,
+    pub(crate) scopes: Option<List<Choice>>,
+    pub(crate) updatable: Option<List<LitStr>>,
+    pub(crate) cancelable: Option<LitBool>,
+    pub(crate) cancel_behavior: Option<Choice>,
+    pub(crate) queue: Option<Choice>,
+    pub(crate) timeout_ms: Option<TimeoutMs>,
+    pub(crate) display_ms: Option<(u64, LitInt)>,
+    pub(crate) output: Option<Type>,
+    pub(crate) check_result: Option<Path>,
+    pub(crate) fallback: Option<FallbackAttrs>,
+}
+
+/// `what` names the list in errors ("kind"), `source` the requirement it comes from.
+fn choice_of(cx: &Ctxt, lit: LitStr, what: &str, allowed: &'static [&'static str], source: &str) -> Option<Choice> {
+    let value = lit.value();
+    match allowed.iter().find(|a| **a == value) {
+        Some(a) => Some(Choice { value: a, lit }),
+        None => {
+            let expected = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
+            cx.error_spanned_by(&lit, format!("unknown {what} \"{value}\"; expected one of {expected} ({source})"));
+            None
+        }
+    }
+}
+
+/// `key = "…"` from a closed list; an unknown value is reported and yields `None`.
+fn choice(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    what: &str,
+    allowed: &'static [&'static str],
+    source: &str,
+) -> syn::Result<Option<Choice>> {
+    Ok(choice_of(cx, lit_str(meta)?, what, allowed, source))
+}
+
+/// `key = ["…", …]`.
+fn str_list(meta: &ParseNestedMeta) -> syn::Result<List<LitStr>> {
+    let k = key(meta);
+    let value = meta.value()?;
+    let msg = format!("`{k}` takes a list of string literals: `{k} = [\"…\", \"…\"]`");
+    let Expr::Array(array) = value.parse::<Expr>()? else {
+        return Err(meta.error(msg));
+    };
+    let mut items = Vec::new();
+    for elem in &array.elems {
+        match elem {
+            Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => items.push(s.clone()),
+            other => return Err(syn::Error::new_spanned(other, msg)),
+        }
+    }
+    Ok(List { written: items.len(), items, tokens: array.to_token_stream() })
+}
+
+/// `key = ["…", …]` from a closed list; unknown values are reported and left out.
+fn choice_list(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta,
+    what: &str,
+    allowed: &'static [&'static str],
+    source: &str,
+) -> syn::Result<List<Choice>> {
+    let list = str_list(meta)?;
+    let items = list.items.into_iter().filter_map(|lit| choice_of(cx, lit, what, allowed, source)).collect();
+    Ok(List { items, written: list.written, tokens: list.tokens })
+}
+
+/// `key = N` in milliseconds.
+fn millis(meta: &ParseNestedMeta) -> syn::Result<(u64, LitInt)> {
+    let k = key(meta);
+    let lit: LitInt = meta
+        .value()?
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), format!("`{k}` takes an integer number of milliseconds")))?;
+    let n = lit.base10_parse::<u64>()?;
+    Ok((n, lit))
+}
+
+/// `cancelable` or `cancelable = true|false`.
+fn bool_value(meta: &ParseNestedMeta) -> syn::Result<LitBool> {
+    if !meta.input.peek(Token![=]) {
+        let ident = flag(meta)?;
+        return Ok(LitBool::new(true, ident.span()));
+    }
+    let k = key(meta);
+    meta.value()?.parse::<LitBool>().map_err(|e| syn::Error::new(e.span(), format!("`{k}` takes `true` or `false`")))
+}
+
+/// A closed-list value that is not on the list was reported by `choice` and is not set, so the
+/// later rules stay quiet about it.
+fn set_choice(attr: &mut Attr<Choice>, path: &Path, c: Option<Choice>) {
+    if let Some(c) = c {
+        attr.set(path, c);
+    }
+}
+
+pub(crate) fn capability_attrs(cx: &Ctxt, attr: &Attribute) -> CapabilityAttrs {
+    let mut id = Attr::none(cx, "id");
+    let mut version = Attr::none(cx, "version");
+    let mut description = Attr::none(cx, "description");
+    let mut kind = Attr::none(cx, "kind");
+    let mut interaction = Attr::none(cx, "interaction");
+    let mut completion = Attr::none(cx, "completion");
+    let mut scopes = Attr::none(cx, "scopes");
+    let mut updatable = Attr::none(cx, "updatable");
+    let mut cancelable = Attr::none(cx, "cancelable");
+    let mut cancel_behavior = Attr::none(cx, "cancel_behavior");
+    let mut queue = Attr::none(cx, "queue");
+    let mut timeout_ms = Attr::none(cx, "timeout_ms");
+    let mut display_ms = Attr::none(cx, "display_ms");
+    let mut output = Attr::none(cx, "output");
+    let mut check_result = Attr::none(cx, "check_result");
+    let mut fallback = Attr::none(cx, "fallback");
+    let logic = |meta: ParseNestedMeta| {
+        match key(&meta).as_str() {
+            "id" => id.set(&meta.path, lit_str(&meta)?),
+            "version" => version.set(&meta.path, lit_str(&meta)?),
+            "description" => description.set(&meta.path, lit_str(&meta)?),
+            "kind" => set_choice(&mut kind, &meta.path, choice(cx, &meta, "kind", CAPABILITY_KINDS, "CP-2-17")?),
+            "interaction" => set_choice(
+                &mut interaction,
+                &meta.path,
+                choice(cx, &meta, "interaction type", INTERACTIONS, "CP-2-18")?,
+            ),
+            "completion" => {
+                set_choice(&mut completion, &meta.path, choice(cx, &meta, "completion", COMPLETIONS, "CP-2-15")?)
+            }
+            "scopes" => scopes.set(&meta.path, choice_list(cx, &meta, "scope", SCOPES, "CP-5-6")?),
+            "updatable" => updatable.set(&meta.path, str_list(&meta)?),
+            "cancelable" => cancelable.set(&meta.path, bool_value(&meta)?),
+            "cancel_behavior" => set_choice(
+                &mut cancel_behavior,
+                &meta.path,
+                choice(cx, &meta, "cancel behavior", CANCEL_BEHAVIORS, "CP-2-15")?,
+            ),
+            "queue" => set_choice(&mut queue, &meta.path, choice(cx, &meta, "queue mode", QUEUE_MODES, "CP-4-10")?),
+            "display_ms" => display_ms.set(&meta.path, millis(&meta)?),
+            "timeout_ms" => {
+                let mut min = Attr::none(cx, "min");
+                let mut max = Attr::none(cx, "max");
+                if !meta.input.peek(syn::token::Paren) {
+                    return Err(meta.error("`timeout_ms` reads `timeout_ms(min = 1000, max = 60000)`"));
+                }
+                meta.parse_nested_meta(|inner| {
+                    match key(&inner).as_str() {
+                        "min" => min.set(&inner.path, millis(&inner)?),
+                        "max" => max.set(&inner.path, millis(&inner)?),
+                        _ => unknown_key(cx, &inner, "timeout_ms(…)", TIMEOUT_KEYS)?,
+                    }
+                    Ok(())
+                })?;
+                timeout_ms.set(&meta.path, TimeoutMs { min: min.get(), max: max.get(), key: meta.path.clone() });
+            }
+            "output" => output.set(&meta.path, meta.value()?.parse::<Type>()?),
+            "check_result" => check_result.set(&meta.path, path_value(&meta)?),
+            "fallback" => {
+                let mut capability = Attr::none(cx, "capability");
+                let mut when = Attr::none(cx, "when");
+                let mut map = Attr::none(cx, "map");
+                if !meta.input.peek(syn::token::Paren) {
+                    return Err(meta.error(
+                        "`fallback` reads `fallback(capability = \"notice.show\", when = [\"reduced_motion\"])`",
+                    ));
+                }
+                meta.parse_nested_meta(|inner| {
+                    match key(&inner).as_str() {
+                        "capability" => capability.set(&inner.path, lit_str(&inner)?),
+                        "when" => when.set(
+                            &inner.path,
+                            choice_list(cx, &inner, "fallback situation", FALLBACK_REASONS, "CP-2-29")?,
+                        ),
+                        "map" => map.set(&inner.path, path_value(&inner)?),
+                        _ => unknown_key(cx, &inner, "fallback(…)", FALLBACK_KEYS)?,
+                    }
+                    Ok(())
+                })?;
+                fallback.set(
+                    &meta.path,
+                    FallbackAttrs {
+                        capability: capability.get(),
+                        when: when.get(),
+                        map: map.get(),
+                        key: meta.path.clone(),
+                    },
+                );
+            }
+            k if GUI_ONLY_KEYS.contains(&k) => {
+                cx.syn_error(meta.error(format_args!(
+                    "`{k}` is a GUI action key; this impl is #[bridge_actions(companion)], whose methods declare \
+                     desktop-companion capabilities (keys: {})",
+                    one_of(CAPABILITY_KEYS)
+                )));
+                skip_to_comma(&meta)?;
+            }
+            _ => unknown_key(cx, &meta, "#[bridge_action(…)] of a capability", CAPABILITY_KEYS)?,
+        }
+        Ok(())
+    };
+    match &attr.meta {
+        Meta::List(list) => parse_list(cx, list.tokens.clone(), logic),
+        Meta::Path(_) => {}
+        Meta::NameValue(_) => cx.error_spanned_by(attr, "expected `#[bridge_action(id = \"…\", …)]`"),
+    }
+    CapabilityAttrs {
+        id: id.get(),
+        version: version.get(),
+        description: description.get(),
+        kind: kind.get(),
+        interaction: interaction.get(),
+        completion: completion.get(),
+        scopes: scopes.get(),
+        updatable: updatable.get(),
+        cancelable: cancelable.get(),
+        cancel_behavior: cancel_behavior.get(),
+        queue: queue.get(),
+        timeout_ms: timeout_ms.get(),
+        display_ms: display_ms.get(),
+        output: output.get(),
+        check_result: check_result.get(),
+        fallback: fallback.get(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // #[bridge(args)] / #[bridge(description = "…")] / `///` on an action parameter
 
 pub(crate) struct ParamAttrs {
     pub(crate) args: Option<Ident>,
     pub(crate) description: Option<String>,
+    /// `#[schemars(…)]` attributes, forwarded to the property's schema in companion mode
+    /// (`length(min = 1, max = 200)`, `range(…)`, …).
+    pub(crate) schemars: Vec<Attribute>,
 }
 
 pub(crate) fn param_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ParamAttrs {
@@ -437,7 +769,8 @@ pub(crate) fn param_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ParamAttrs {
         });
     }
     let description = description.get().or_else(|| doc_comment(attrs));
-    ParamAttrs { args: args.get(), description }
+    let schemars = attrs.iter().filter(|a| is_schemars(a)).cloned().collect();
+    ParamAttrs { args: args.get(), description, schemars }
 }
 
 // ---------------------------------------------------------------------------------------------

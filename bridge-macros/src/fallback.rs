@@ -83,3 +83,17 @@ pub(crate) fn row(krate: &Path, ident: &Ident, generics: &Generics) -> TokenStre
         }
     }
 }
+
+pub(crate) fn capabilities(krate: &Path, self_ty: &Type, generics: &Generics) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    quote! {
+        #[allow(unused_qualifications)]
+        impl #impl_generics #p::BridgeCapabilities for #self_ty #where_clause {
+            fn capability_specs(
+            ) -> ::core::result::Result<::std::vec::Vec<#p::CapabilitySpec>, #p::SpecError> {
+                ::core::unreachable!()
+            }
+        }
+    }
+}

@@ -100,12 +100,85 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// Return `()` (no `result`), `T` or `Result<T, E>` with `T: Serialize + JsonSchema` (the
 /// ToolResult `result` and the tool's `outputSchema`) and `E: Into<ActionError>`.
+///
+/// # Desktop-companion capabilities: `#[bridge_actions(companion)]`
+///
+/// In companion mode each `#[bridge_action(…)]` method declares one capability (spec CP §2)
+/// instead of a GUI action, and the block gets `impl BridgeCapabilities`; register it with
+/// `Catalog::register_capabilities::<T>()` (all or none). Characters and styles are registered
+/// separately (`CharacterSpec`, `StyleSpec`). GUI keys (`read_only`, …) are an error here, and
+/// capability keys are an error in a GUI impl.
+///
+/// ```rust,ignore
+/// #[bridge_actions(companion)]
+/// impl Desk {
+///     /// Shows a short text bubble.                   <- the description (required)
+///     #[bridge_action(id = "notice.show", version = "0.1.0", kind = "notice", display_ms = 4000,
+///                     timeout_ms(min = 1000, max = 60_000))]
+///     fn notice_show(
+///         /// The text.                                <- the property's description
+///         #[schemars(length(min = 1, max = 200))] text: String,
+///         tone: Option<Tone>,                          // optional: may be absent, never null
+///     ) {}                                             // no semantic check: body stays empty
+///
+///     /// Asks the user to pick one option.
+///     #[bridge_action(id = "interaction.choose", version = "0.1.0", kind = "interaction",
+///                     interaction = "choice", output = ChooseResult, check_result = selected_in_options)]
+///     fn interaction_choose(#[bridge(args)] p: ChooseParams) -> Result<(), ActionError> {
+///         todo!("semantic check, e.g. unique option ids (CP-2-23)")
+///     }
+///
+///     fn selected_in_options(p: &ChooseParams, r: &ChooseResult) -> Result<(), ActionError> { todo!() }
+/// }
+/// ```
+///
+/// Keys, one builder call each (`CapabilitySpec::new(id, kind)….build()`):
+/// - `id = "…"` (required): `[a-z][a-z0-9_]*(\.[a-z0-9_]+)+`, ≤ 128 bytes; extensions read
+///   `vendor.<reverse-domain>.<name>` with ≥ 2 domain labels (CP-2-27). Unique per impl.
+/// - `version = "…"` (required): a semantic version, e.g. `"0.1.0"`.
+/// - `description = "…"` or the doc comment (one is required).
+/// - `kind = "animation"|"notice"|"progress"|"interaction"` (required, CP-2-17).
+/// - `interaction = "none"|"choice"|"text"`: required (`choice`/`text`) for kind
+///   `interaction`, only `none` otherwise (CP-2-18).
+/// - `completion = "displayed"|"animation_end"|"user_response"|"caller_completes"`; default per
+///   kind (animation → `animation_end`, notice → `displayed`, progress → `caller_completes`,
+///   interaction → `user_response`); `user_response` iff kind `interaction`.
+/// - `display_ms = N` (≥ 1; only with completion `displayed`, default 5000).
+/// - `timeout_ms(min = N, max = N)`: both, `1 ≤ min ≤ max ≤ 86_400_000` (default 1 s … 10 min).
+/// - `scopes = ["discover"|"animate"|"notify"|"interact", …]` (non-empty; default per kind,
+///   OQ-CP-14).
+/// - `updatable = ["param", …]`: parameters `requests.update` may change (CP-2-11); checked
+///   against plain parameters here, against a `#[bridge(args)]` struct by `build()`.
+/// - `cancelable` / `cancelable = true|false` (default `true`);
+///   `cancel_behavior = "remove"|"finish_cycle"` (default `remove`).
+/// - `queue = "queue"|"evictable"` (default `evictable` for notices, else `queue`; never
+///   `evictable` for interactions, CP-4-11).
+/// - `output = Type` (`JsonSchema`, a struct): the business result's `outputSchema`; default the
+///   explicit empty schema (no business output, CP-2-16).
+/// - `check_result = path` (needs `output`): `fn(&p1, …, &pn, &Output) -> Result<(), E>`, the
+///   method's parameters by reference (deref coercion applies: `&str` for a `String`), then the
+///   result; `Output: DeserializeOwned` (CP-2-23).
+/// - `fallback(capability = "…", when = ["character_unsupported"|"reduced_motion", …],
+///   map = path)`: the alternative presentation (CP-2-29); `map` (optional) is
+///   `fn(&serde_json::Value) -> serde_json::Value` from this capability's params to the target's.
+///
+/// The method takes no `self`, is not `async`, `unsafe` or generic. Its parameters are the
+/// `inputSchema` (strict: `additionalProperties: false`; none = the explicit empty schema):
+/// plain parameters named like the JSON properties (owned, `JsonSchema`; docs and
+/// `#[schemars(…)]` such as `length(min, max)`/`range(min, max)` go to the property; `Option<T>` =
+/// optional, absent but not `null`), or one `#[bridge(args)] p: P` whose struct is the object.
+/// It returns `()` with an empty body (no semantic check) or `Result<(), E>`,
+/// `E: Into<ActionError>`: the semantic params check that runs after schema validation (CP-2-25),
+/// with its parameters `DeserializeOwned`. Each `FieldError { field, error }` becomes a
+/// problem `{path: "/field", message: error}` (a `field` starting with `/` is kept as a JSON
+/// pointer, e.g. `/options/1/id`); an error without fields is one problem at `""`.
 #[proc_macro_attribute]
 pub fn bridge_actions(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::bridge_actions(args.into(), input.into()).into()
 }
 
-/// Marks a method of a `#[bridge_actions]` impl block as an action (see [`macro@bridge_actions`]).
+/// Marks a method of a `#[bridge_actions]` impl block as an action, or in a
+/// `#[bridge_actions(companion)]` block as a capability (see [`macro@bridge_actions`]).
 /// Outside such a block it is a compile error.
 #[proc_macro_attribute]
 pub fn bridge_action(args: TokenStream, input: TokenStream) -> TokenStream {

@@ -127,6 +127,48 @@ pub(crate) fn is_valid_action_name(name: &str) -> bool {
     (1..=48).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// The runtime's capability id rule at compile time (`catalog::capability::validate_capability_id`,
+/// CP-2-27): `[a-z][a-z0-9_]*(\.[a-z0-9_]+)+`, at most 128 bytes; `vendor.` ids read
+/// `vendor.<reverse-domain>.<name>` with at least two domain labels. `Err` says what is wrong.
+pub(crate) fn check_capability_id(id: &str) -> Result<(), &'static str> {
+    let segments: Vec<&str> = id.split('.').collect();
+    let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if id.len() > 128 {
+        Err("is longer than 128 bytes")
+    } else if segments.len() < 2 {
+        Err("needs at least two dot-separated segments, e.g. `notice.show`")
+    } else if !segments[0].starts_with(|c: char| c.is_ascii_lowercase()) || !segments.iter().all(|s| word(s)) {
+        Err("must match [a-z][a-z0-9_]*(\\.[a-z0-9_]+)+ (lowercase letters, digits, `_`, dot-separated)")
+    } else if segments[0] == "vendor" && segments.len() < 4 {
+        Err("is a vendor id and must read vendor.<reverse-domain>.<name> with at least two domain labels, \
+             e.g. `vendor.com.example.wave`")
+    } else {
+        Ok(())
+    }
+}
+
+/// Whether `v` is a semantic version (semver 2.0.0, as the `semver` crate the runtime uses
+/// parses it): `MAJOR.MINOR.PATCH`, no leading zeros, optional `-pre.release` and `+build`.
+pub(crate) fn is_semver(v: &str) -> bool {
+    let (rest, build) = match v.split_once('+') {
+        Some((r, b)) => (r, Some(b)),
+        None => (v, None),
+    };
+    let (core, pre) = match rest.split_once('-') {
+        Some((c, p)) => (c, Some(p)),
+        None => (rest, None),
+    };
+    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    let ident = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| numeric(p) && p.parse::<u64>().is_ok())
+        && pre.is_none_or(|p| {
+            p.split('.').all(|id| ident(id) && (!id.bytes().all(|b| b.is_ascii_digit()) || numeric(id)))
+        })
+        && build.is_none_or(|b| b.split('.').all(ident))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +182,29 @@ mod tests {
         assert!(is_valid_action_name("edit_field-2"));
         assert!(!is_valid_action_name("edit field"));
         assert!(!is_valid_action_name(&"a".repeat(49)));
+    }
+
+    #[test]
+    fn capability_ids() {
+        assert!(check_capability_id("notice.show").is_ok());
+        assert!(check_capability_id("vendor.com.example.wave").is_ok());
+        assert!(check_capability_id("a1.b_2.c").is_ok());
+        assert!(check_capability_id("vendor.example.wave").is_err());
+        assert!(check_capability_id("notice").is_err());
+        assert!(check_capability_id("Notice.show").is_err());
+        assert!(check_capability_id("1notice.show").is_err());
+        assert!(check_capability_id("notice..show").is_err());
+        assert!(check_capability_id("notice.show-x").is_err());
+        assert!(check_capability_id(&format!("a.{}", "b".repeat(127))).is_err());
+    }
+
+    #[test]
+    fn semver() {
+        for ok in ["0.1.0", "1.2.3", "10.20.30", "1.0.0-alpha.1", "1.0.0-0.3.7", "1.0.0+build.5", "1.0.0-rc-1+x"] {
+            assert!(is_semver(ok), "{ok}");
+        }
+        for bad in ["0.1", "1", "01.0.0", "1.0.0-", "1.0.0-01", "1.0.0+", "v1.0.0", "1.0.0-a..b", "1.0.x", ""] {
+            assert!(!is_semver(bad), "{bad}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The rules: what combinations of keys, fields, parameters and types are allowed. Each error
 //! points at the author's offending tokens and says how to fix it.
 
-use crate::ast::{Action, Actions, Derived, Input, Output, Window};
+use crate::ast::{Action, Actions, Capabilities, Capability, CheckReturn, Derived, Input, Output, Window};
 use crate::attr::{Kind, StrOrPath};
 use crate::ctxt::Ctxt;
 use crate::template::{self, Piece};
@@ -357,5 +357,373 @@ pub(crate) fn derived(cx: &Ctxt, d: &Derived) {
         } else {
             seen.insert(lower, &f.key);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// #[bridge_actions(companion)]: what the runtime's `CapabilityBuilder::build` would reject,
+// reported at compile time at the author's tokens.
+
+/// Longest accepted `timeoutMs` bound: the runtime's `MAX_TIMEOUT_CAP_MS` (24 h, CP-4-12).
+const MAX_TIMEOUT_CAP_MS: u64 = 24 * 60 * 60 * 1000;
+
+pub(crate) fn capabilities(cx: &Ctxt, caps: &Capabilities) {
+    let generics = &caps.item.generics;
+    if !generics.params.is_empty() || generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            generics,
+            "a capability set cannot be generic: its declarations are registered once, as `'static` data",
+        );
+    }
+    let mut ids: HashMap<String, &syn::Ident> = HashMap::new();
+    for c in &caps.capabilities {
+        capability(cx, c);
+        let Some(lit) = &c.attrs.id else { continue };
+        if let Some(first) = ids.get(&lit.value()) {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "duplicate capability id `{}`: method `{first}` already declares it; capability ids are \
+                     unique in the registry (CP-2-15)",
+                    lit.value()
+                ),
+            );
+        } else {
+            ids.insert(lit.value(), &c.method.sig.ident);
+        }
+    }
+}
+
+fn capability(cx: &Ctxt, c: &Capability) {
+    let a = &c.attrs;
+    let sig = &c.method.sig;
+    let id = c.id();
+    let what = if id.is_empty() { format!("capability `{}`", sig.ident) } else { format!("capability `{id}`") };
+    if !c.attrs_ok {
+        // Its attribute is already reported; a key it lost would only be reported again as missing.
+        method_shape(cx, c);
+        return;
+    }
+
+    match &a.id {
+        None => cx.error_spanned_by(
+            c.attr,
+            format!("{what} needs a stable id: `id = \"notice.show\"` (or `vendor.<reverse-domain>.<name>`, CP-2-27)"),
+        ),
+        Some(lit) => {
+            if let Err(why) = util::check_capability_id(&lit.value()) {
+                cx.error_spanned_by(lit, format!("capability id `{}` {why} (CP-2-27)", lit.value()));
+            }
+        }
+    }
+    match &a.version {
+        None => cx.error_spanned_by(
+            c.attr,
+            format!("{what} needs a version: `version = \"0.1.0\"` (a semantic version, CP-2-15, CP-7-1)"),
+        ),
+        Some(lit) if !util::is_semver(&lit.value()) => cx.error_spanned_by(
+            lit,
+            format!("version `{}` is not a semantic version (MAJOR.MINOR.PATCH, e.g. \"0.1.0\")", lit.value()),
+        ),
+        Some(_) => {}
+    }
+    match &c.description {
+        Some(d) if !d.is_empty() => {}
+        _ => cx.error_spanned_by(
+            &sig.ident,
+            format!("{what} needs a description: add a doc comment (`/// …`) or `description = \"…\"` (CP-2-15)"),
+        ),
+    }
+    let Some(kind) = &a.kind else {
+        cx.error_spanned_by(
+            c.attr,
+            format!(
+                "{what} needs a category: `kind = \"animation\"|\"notice\"|\"progress\"|\"interaction\"` (CP-2-17)"
+            ),
+        );
+        // The remaining key rules all depend on the kind.
+        method_shape(cx, c);
+        return;
+    };
+    let interactive = kind.value == "interaction";
+    match &a.interaction {
+        None if interactive => cx.error_spanned_by(
+            &kind.lit,
+            "kind \"interaction\" needs its interaction type: `interaction = \"choice\"` or `\"text\"` (CP-2-18)",
+        ),
+        Some(i) if interactive && i.value == "none" => cx.error_spanned_by(
+            &i.lit,
+            "kind \"interaction\" needs interaction type \"choice\" or \"text\", not \"none\" (CP-2-18)",
+        ),
+        Some(i) if !interactive && i.value != "none" => cx.error_spanned_by(
+            &i.lit,
+            format!(
+                "interaction type \"{}\" needs kind \"interaction\"; a \"{}\" capability has interaction type \
+                 \"none\" (CP-2-18)",
+                i.value, kind.value
+            ),
+        ),
+        _ => {}
+    }
+    let completion = match &a.completion {
+        Some(comp) => {
+            if comp.value == "user_response" && !interactive {
+                cx.error_spanned_by(
+                    &comp.lit,
+                    format!(
+                        "completion \"user_response\" is for kind \"interaction\" only; a \"{}\" capability \
+                         completes with \"displayed\", \"animation_end\" or \"caller_completes\" (CP-3-15)",
+                        kind.value
+                    ),
+                );
+            } else if comp.value != "user_response" && interactive {
+                cx.error_spanned_by(
+                    &comp.lit,
+                    "kind \"interaction\" completes only by a user answer: `completion = \"user_response\"` \
+                     (CP-3-13, CP-3-16)",
+                );
+            }
+            comp.value
+        }
+        None => match kind.value {
+            "animation" => "animation_end",
+            "notice" => "displayed",
+            "progress" => "caller_completes",
+            _ => "user_response",
+        },
+    };
+    if let Some((ms, lit)) = &a.display_ms {
+        if completion != "displayed" {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "`display_ms` applies only to completion \"displayed\" (this capability completes with \
+                     \"{completion}\")"
+                ),
+            );
+        } else if *ms == 0 {
+            cx.error_spanned_by(lit, "`display_ms` must be at least 1");
+        }
+    }
+    if let Some(q) = &a.queue
+        && interactive
+        && q.value == "evictable"
+    {
+        cx.error_spanned_by(&q.lit, "interactions are never evicted (CP-4-11): use `queue = \"queue\"`");
+    }
+    if let Some(scopes) = &a.scopes {
+        if scopes.written == 0 {
+            cx.error_spanned_by(&scopes.tokens, "`scopes` cannot be empty: a capability needs a scope (CP-5-6)");
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for s in &scopes.items {
+            if seen.contains(&s.value) {
+                cx.error_spanned_by(&s.lit, format!("duplicate scope \"{}\"", s.value));
+            }
+            seen.push(s.value);
+        }
+    }
+    if let Some(t) = &a.timeout_ms {
+        match (&t.min, &t.max) {
+            (Some((min, min_lit)), Some((max, max_lit))) => {
+                if *min == 0 {
+                    cx.error_spanned_by(min_lit, "`timeout_ms(min = …)` must be at least 1");
+                } else if min > max {
+                    cx.error_spanned_by(max_lit, format!("`timeout_ms(max = {max})` is below `min = {min}`"));
+                } else if *max > MAX_TIMEOUT_CAP_MS {
+                    cx.error_spanned_by(
+                        max_lit,
+                        format!("`timeout_ms(max = …)` is at most {MAX_TIMEOUT_CAP_MS} (24 h, CP-4-12)"),
+                    );
+                }
+            }
+            _ => cx.error_spanned_by(
+                &t.key,
+                "`timeout_ms` needs both bounds: `timeout_ms(min = 1000, max = 60000)` (milliseconds)",
+            ),
+        }
+    }
+    updatable(cx, c);
+    if let Some(fb) = &a.fallback {
+        fallback(cx, fb, &id);
+    }
+    if let Some(ty) = &a.output
+        && !is_object_like(ty)
+    {
+        cx.error_spanned_by(
+            ty,
+            "the business result must be an object (the capability's outputSchema is type: object): use a struct, \
+             e.g. `struct Answer { text: String }` (OQ-CP-18)",
+        );
+    }
+    if let (Some(path), None) = (&a.check_result, &a.output) {
+        cx.error_spanned_by(
+            path,
+            "`check_result` checks a business result, so it needs `output = Type` (the result's schema)",
+        );
+    }
+    method_shape(cx, c);
+}
+
+/// `updatable = [...]` names top-level params (CP-2-11); checked here when they are plain
+/// parameters, by `build()` when they are the fields of a `#[bridge(args)]` struct.
+fn updatable(cx: &Ctxt, c: &Capability) {
+    let Some(list) = &c.attrs.updatable else { return };
+    let plain: Vec<&str> = c.params().filter(|p| p.attrs.args.is_none()).map(|p| p.name.as_str()).collect();
+    let by_struct = c.args_param().is_some();
+    let mut seen: Vec<String> = Vec::new();
+    for lit in &list.items {
+        let name = lit.value();
+        if seen.contains(&name) {
+            cx.error_spanned_by(lit, format!("duplicate updatable field `{name}`"));
+        } else if !by_struct && !plain.contains(&name.as_str()) {
+            let known = if plain.is_empty() {
+                "it takes no parameters".to_owned()
+            } else {
+                format!("its parameters: {}", plain.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "))
+            };
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "updatable field `{name}` is not a parameter of `{}`; `updatable` names the top-level input \
+                     properties that requests.update may change (CP-2-11), {known}",
+                    c.method.sig.ident
+                ),
+            );
+        }
+        seen.push(name);
+    }
+}
+
+fn fallback(cx: &Ctxt, fb: &crate::attr::FallbackAttrs, id: &str) {
+    match &fb.capability {
+        None => cx
+            .error_spanned_by(&fb.key, "`fallback` needs the alternative: `fallback(capability = \"notice.show\", …)`"),
+        Some(lit) => {
+            if let Err(why) = util::check_capability_id(&lit.value()) {
+                cx.error_spanned_by(lit, format!("capability id `{}` {why} (CP-2-27)", lit.value()));
+            } else if lit.value() == id {
+                cx.error_spanned_by(lit, "a capability cannot fall back to itself");
+            }
+        }
+    }
+    match &fb.when {
+        None => cx.error_spanned_by(
+            &fb.key,
+            "`fallback` needs the situations it applies in: `when = [\"character_unsupported\", \"reduced_motion\"]` \
+             (CP-2-29)",
+        ),
+        Some(when) => {
+            if when.written == 0 {
+                cx.error_spanned_by(&when.tokens, "`when` needs at least one situation (CP-2-29)");
+            }
+            let mut seen: Vec<&str> = Vec::new();
+            for w in &when.items {
+                if w.value == "style_unsupported" {
+                    cx.error_spanned_by(
+                        &w.lit,
+                        "\"style_unsupported\" fallbacks are declared on the style (`StyleSpec::fallback`), \
+                         not on the capability",
+                    );
+                } else if seen.contains(&w.value) {
+                    cx.error_spanned_by(&w.lit, format!("duplicate situation \"{}\"", w.value));
+                }
+                seen.push(w.value);
+            }
+        }
+    }
+}
+
+/// The method is a receiver-less declaration: parameters = `inputSchema`, body = semantic check.
+fn method_shape(cx: &Ctxt, c: &Capability) {
+    let sig = &c.method.sig;
+    if let Some(r) = c.receiver {
+        cx.error_spanned_by(
+            r,
+            "a capability method takes no `self`: it declares the capability, and its body is the semantic check \
+             of the request params (CP-2-25), which runs without any instance",
+        );
+    }
+    if let Some(asyncness) = &sig.asyncness {
+        cx.error_spanned_by(asyncness, "a capability's params check cannot be `async`");
+    }
+    if let syn::Safety::Unsafe(u) = &sig.safety {
+        cx.error_spanned_by(u, "an `unsafe fn` cannot declare a capability");
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            &sig.generics,
+            "a capability method cannot be generic: each parameter needs one fixed JSON Schema",
+        );
+    }
+    let args = c.args_param();
+    for input in &c.inputs {
+        let p = match input {
+            Input::Context(arg) => {
+                cx.error_spanned_by(
+                    arg,
+                    "`ActionContext` belongs to GUI actions; a capability's params check takes only its parameters",
+                );
+                continue;
+            }
+            Input::Param(p) => p,
+        };
+        let Some(ident) = p.ident else {
+            cx.error_spanned_by(
+                &p.arg.pat,
+                "capability parameters must be plain names like `text: String`: the name is the JSON property",
+            );
+            continue;
+        };
+        match p.ty {
+            Type::Reference(_) => cx.error_spanned_by(
+                p.ty,
+                "capability parameters are deserialized from JSON and must be owned types (`String`, not `&str`)",
+            ),
+            Type::ImplTrait(_) => {
+                cx.error_spanned_by(p.ty, "capability parameters cannot be `impl Trait`: name a type")
+            }
+            _ => {}
+        }
+        if p.attrs.args.is_some() {
+            if let Some(first) = args
+                && !std::ptr::eq(first, p)
+            {
+                cx.error_spanned_by(&p.attrs.args, "only one parameter can be #[bridge(args)]");
+            } else if !is_object_like(p.ty) {
+                cx.error_spanned_by(
+                    p.ty,
+                    "the params root must be an object (the capability's inputSchema is type: object): use a struct",
+                );
+            }
+            if let Some(attr) = p.attrs.schemars.first() {
+                cx.error_spanned_by(
+                    attr,
+                    "#[schemars(…)] on the #[bridge(args)] parameter has no effect: the struct's own derive makes \
+                     the schema, so put it on the struct or its fields",
+                );
+            }
+        } else if let Some(args) = args {
+            cx.error_spanned_by(
+                ident,
+                format!(
+                    "with #[bridge(args)] on `{}`, its struct is the whole params object: move `{}` into that struct",
+                    args.name, p.name
+                ),
+            );
+        }
+    }
+    match c.returns {
+        CheckReturn::Unit if !c.method.block.stmts.is_empty() => cx.error_spanned_by(
+            &c.method.block,
+            "this body never runs: a capability method returning `()` declares no semantic check; leave the \
+             body empty (`{}`) or return `Result<(), ActionError>` to check the params (CP-2-25)",
+        ),
+        CheckReturn::Other(ty) => cx.error_spanned_by(
+            ty,
+            "a capability method is its params check: return `()` (no check) or `Result<(), ActionError>`; \
+             declare the business result with `output = Type`",
+        ),
+        _ => {}
     }
 }

@@ -16,6 +16,7 @@ pub mod model;
 pub mod render;
 
 pub use bridge_macros::{BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
+pub use catalog::capability::BridgeCapabilities;
 pub use catalog::{ActionHints, ActionSpec, Catalog};
 pub use gui::{
     ActionContext, ActionError, Bridge, BridgeActions, BridgeBuilder, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner,
@@ -25,6 +26,7 @@ pub use render::{FieldSet, Media, Notice, TableRow};
 
 /// Everything an app author needs in scope.
 pub mod prelude {
+    pub use crate::catalog::capability::BridgeCapabilities;
     pub use crate::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui};
     pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
     pub use crate::render::{FieldSet, Media, Notice, TableRow};
@@ -46,6 +48,14 @@ pub mod __private {
     pub use crate::model::{Block, FieldItem, Severity};
 
     pub use crate::render::*;
+
+    // #[bridge_actions(companion)]
+    pub use crate::catalog::capability::BridgeCapabilities;
+    pub use crate::catalog::capability::macro_support::*;
+    pub use crate::catalog::{
+        CancelBehavior, CapabilityKind, CapabilitySpec, Completion, FallbackReason, FieldProblem, InteractionType,
+        QueueMode, QueuePolicy, Scope, SpecError,
+    };
 }
 
 /// The README's code, compiled as a doctest so the quick start cannot rot.

@@ -5,10 +5,11 @@
 //! author's type are spanned at that type, so rustc's errors point there.
 
 mod actions;
+mod capabilities;
 mod derive;
 mod window;
 
-use crate::ast::{Actions, Derived, Window};
+use crate::ast::{Actions, Capabilities, Derived, Window};
 use crate::attr::{self, DeriveKind};
 use crate::ctxt::Ctxt;
 use crate::{fallback, strip, valid};
@@ -48,14 +49,33 @@ pub(crate) fn bridge_actions(args: TokenStream, input: TokenStream) -> TokenStre
         Err(e) => return with_error(input, e),
     };
     let cx = Ctxt::new();
-    let krate = attr::actions_args(&cx, args);
-    let a = Actions::from_syn(&cx, &item, krate);
+    let args = attr::actions_args(&cx, args);
+    if args.companion.is_some() {
+        return companion(cx, &item, args.krate);
+    }
+    let a = Actions::from_syn(&cx, &item, args.krate);
     valid::actions(&cx, &a);
     let stripped = strip::actions(&item);
     let generated = match cx.check() {
         Ok(()) => actions::actions(&a),
         Err(e) => {
             let stub = fallback::actions(&a.krate, &item.self_ty, &item.generics);
+            let e = e.into_compile_error();
+            quote!(#e #stub)
+        }
+    };
+    quote!(#stripped #generated)
+}
+
+/// `#[bridge_actions(companion)] impl … { #[bridge_action(id = …, …)] fn …}`.
+fn companion(cx: Ctxt, item: &syn::ItemImpl, krate: Option<Path>) -> TokenStream {
+    let c = Capabilities::from_syn(&cx, item, krate);
+    valid::capabilities(&cx, &c);
+    let stripped = strip::capabilities(item);
+    let generated = match cx.check() {
+        Ok(()) => capabilities::capabilities(&c),
+        Err(e) => {
+            let stub = fallback::capabilities(&c.krate, &item.self_ty, &item.generics);
             let e = e.into_compile_error();
             quote!(#e #stub)
         }

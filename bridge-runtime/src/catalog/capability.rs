@@ -4,6 +4,7 @@
 //! description cannot drift from the behaviour (CP-2-12, CP-2-13, CP-7-10).
 
 use super::schema;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -18,7 +19,7 @@ pub const MAX_TIMEOUT_CAP_MS: u64 = 24 * 60 * 60 * 1000;
 pub const MAX_CAPABILITY_ID_LEN: usize = 128;
 
 /// Capability category, descriptor key `kind` (CP-2-17).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CapabilityKind {
     /// A motion of the character; no business output (CP-2-19).
@@ -45,7 +46,7 @@ impl CapabilityKind {
 
 /// Interaction type, descriptor key `interaction` (CP-2-18). `none` for every kind except
 /// `interaction`, which must be `choice` or `text`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InteractionType {
     /// No user input.
@@ -57,7 +58,7 @@ pub enum InteractionType {
 }
 
 /// What makes a request `completed`, descriptor key `completion` (CP-2-15, CP-3-15). Closed list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Completion {
     /// Completed once the content has been on screen for `limits.displayMs`, timed from the
@@ -82,7 +83,7 @@ pub enum Completion {
 /// An authorisation scope (CP-5-6). The capability's `requiredScopes` is authoritative;
 /// defaults per OQ-CP-14: animation → `animate`, notice/progress → `notify`,
 /// interaction → `interact`; the five discovery methods need `discover`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     /// The discovery methods (`runtime.describe`, `characters.list`, `capabilities.*`, `styles.list`).
@@ -128,7 +129,7 @@ impl fmt::Display for Scope {
 /// How the presentation reacts to cancellation, descriptor key `cancelBehavior` (CP-2-15).
 /// Either way the request's state becomes `cancelled` at once (CP-3-24); this only tells the
 /// presenter how to take the view down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CancelBehavior {
     /// The view is removed immediately.
@@ -138,7 +139,7 @@ pub enum CancelBehavior {
 }
 
 /// Queue mode of a capability's requests (CP-4-10, CP-4-11).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QueueMode {
     /// Waits for the display slot in order; never evicted.
@@ -155,7 +156,7 @@ pub enum QueueMode {
 /// Shape: `{"mode": "queue"|"evictable", "interrupts": bool}`. There is one display slot; queued
 /// requests get it round-robin across clients, FIFO within a client, and a request holds it
 /// until it ends (at the latest at its deadline, itself capped by [`MAX_TIMEOUT_CAP_MS`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QueuePolicy {
     /// Queue mode.
@@ -171,7 +172,7 @@ pub struct QueuePolicy {
 /// Shape: `{"minTimeoutMs": int, "maxTimeoutMs": int, "displayMs": int|null}`, milliseconds.
 /// `timeoutMs` of `requests.create` is required and must lie in `[minTimeoutMs, maxTimeoutMs]`
 /// (else `INVALID_PARAMS`); it runs from acceptance, includes queueing and cannot be extended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CapabilityLimits {
     /// Shortest accepted `timeoutMs`, ms, ≥ 1.
@@ -191,7 +192,7 @@ impl Default for CapabilityLimits {
 
 /// Why a declared alternative was used, snapshot key `fallbackReason` and descriptor
 /// `fallback.when` (CP-2-29, OQ-CP-4). Closed list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FallbackReason {
     /// The chosen character does not support the requested capability.
@@ -212,7 +213,7 @@ pub type ParamsMap = Arc<dyn Fn(&Value) -> Value + Send + Sync>;
 /// when the caller set `allowFallback: true`; the snapshot then records `resolvedCapability` and
 /// `fallbackReason`. The target must have the same `interaction` type, so a question never turns
 /// into a notice (CP-2-30).
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Fallback {
     /// The alternative capability's id.
@@ -238,7 +239,7 @@ impl fmt::Debug for Fallback {
 /// One problem with a parameter or result: `{"path": JSON pointer, "message": text}`. `path` is
 /// relative to the value checked (e.g. `/options/1/id`); the engine prefixes it with the method
 /// parameter it came from (e.g. `/params/options/1/id`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FieldProblem {
     /// JSON pointer to the offending value (`""` = the whole value).
     pub path: String,
@@ -450,26 +451,6 @@ impl CapabilitySpec {
     /// `null` when none is declared). `characters` are the ids of the characters that support
     /// the capability, from the registry.
     pub fn descriptor(&self, characters: &[String]) -> Value {
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Descriptor<'a> {
-            id: &'a str,
-            version: &'a str,
-            description: &'a str,
-            characters: &'a [String],
-            kind: CapabilityKind,
-            interaction: InteractionType,
-            completion: Completion,
-            required_scopes: &'a [Scope],
-            updatable_fields: &'a [String],
-            cancelable: bool,
-            cancel_behavior: CancelBehavior,
-            queue_policy: QueuePolicy,
-            limits: CapabilityLimits,
-            fallback: Option<&'a Fallback>,
-            input_schema: &'a Map<String, Value>,
-            output_schema: &'a Map<String, Value>,
-        }
         let d = Descriptor {
             id: &self.id,
             version: &self.version,
@@ -490,6 +471,47 @@ impl CapabilitySpec {
         };
         serde_json::to_value(d).unwrap_or(Value::Null)
     }
+
+    /// The JSON Schema of [`descriptor`](Self::descriptor)'s output, derived from the same type
+    /// that serializes it (CP-2-13): the published contract of every capability descriptor.
+    pub fn descriptor_schema() -> Value {
+        schema::output_schema_for::<Descriptor<'static>>()
+    }
+}
+
+/// A capability's complete contract as `capabilities.describe`/`capabilities.list` publish it
+/// (CP-2-5, CP-2-15, CP-2-21, OQ-CP-5). Every key is always present.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Descriptor<'a> {
+    /// Stable id, e.g. `interaction.choose`; `vendor.<reverse-domain>.<name>` for extensions (CP-2-27).
+    id: &'a str,
+    /// Capability version, a semantic version (CP-7-1).
+    version: &'a str,
+    /// Human-readable description.
+    description: &'a str,
+    /// Ids of the characters that present this capability.
+    characters: &'a [String],
+    kind: CapabilityKind,
+    interaction: InteractionType,
+    completion: Completion,
+    /// Scopes a client needs to create requests of this capability (CP-5-6).
+    required_scopes: &'a [Scope],
+    /// Top-level `inputSchema` properties `requests.update` may change (CP-2-11).
+    updatable_fields: &'a [String],
+    /// Whether the owning client may cancel (`requests.cancel`).
+    cancelable: bool,
+    cancel_behavior: CancelBehavior,
+    queue_policy: QueuePolicy,
+    limits: CapabilityLimits,
+    /// The declared alternative presentation, or `null` (CP-2-29).
+    fallback: Option<&'a Fallback>,
+    /// JSON Schema of the request's `params` (an explicit empty object schema when there are
+    /// none, CP-2-16).
+    input_schema: &'a Map<String, Value>,
+    /// JSON Schema of the business `result` (an explicit empty object schema when there is no
+    /// business output, CP-2-16).
+    output_schema: &'a Map<String, Value>,
 }
 
 /// Builder of a [`CapabilitySpec`]; the shape a future proc-macro emits: one call per declared
@@ -761,7 +783,7 @@ impl CapabilityBuilder {
 /// A character (sprite) and the capability ids it supports (CP-2-3, CP-2-26).
 ///
 /// Serialized as `characters.list` lists it: `{"id", "name", "capabilities": [id, …]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CharacterSpec {
     /// Stable id, `[a-z][a-z0-9_]*(\.[a-z0-9_]+)*`.
@@ -792,7 +814,7 @@ impl CharacterSpec {
 /// appearance only; it never overrides a `tone` parameter (and vice versa).
 ///
 /// Serialized as `styles.list` lists it: `{"id", "description", "capabilities", "fallback"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StyleSpec {
     /// Stable id.
@@ -953,6 +975,92 @@ pub mod checks {
                 Ok(())
             } else {
                 Err(vec![FieldProblem::new(format!("/{result_key}"), format!("not one of the request's {array} ids"))])
+            }
+        }
+    }
+}
+
+/// A set of capabilities declared in Rust: implemented by `#[bridge_actions(companion)]` on an
+/// `impl` block, whose `#[bridge_action(…)]` methods each declare one capability. The
+/// declaration is the registry entry, so the description cannot drift from the behaviour
+/// (CP-2-12, CP-2-13). Register it with [`Catalog::register_capabilities`](super::Catalog::register_capabilities).
+pub trait BridgeCapabilities {
+    /// The declared capabilities in declaration order, each from [`CapabilityBuilder::build`].
+    ///
+    /// The macro rejects at compile time everything `build` would reject in what it can see
+    /// (ids, versions, kinds, interaction types, completions, scopes, limits, fallbacks,
+    /// updatable fields named as plain parameters). Errors: the first [`SpecError`] of what it
+    /// cannot see: an `updatable` field missing from a `#[bridge(args)]` struct, a params or
+    /// output type whose schema is not an object schema.
+    fn capability_specs() -> Result<Vec<CapabilitySpec>, SpecError>;
+}
+
+impl super::Catalog {
+    /// Registers every capability `T` declares, in declaration order, all or none: on error
+    /// (a [`BridgeCapabilities::capability_specs`] error, or `SpecError::Duplicate` for an id
+    /// already registered) the catalog is unchanged. Bumps `catalogRevision` once per capability.
+    pub fn register_capabilities<T: BridgeCapabilities>(&mut self) -> Result<Vec<Arc<CapabilitySpec>>, SpecError> {
+        let specs = T::capability_specs()?;
+        let mut ids = std::collections::HashSet::new();
+        for spec in &specs {
+            if self.capability(spec.id()).is_some() || !ids.insert(spec.id()) {
+                return Err(SpecError::Duplicate { what: "capability", id: spec.id().to_owned() });
+            }
+        }
+        specs.into_iter().map(|spec| self.register_capability(spec)).collect()
+    }
+}
+
+/// Support for the code `#[bridge_actions(companion)]` generates: the method's parameters read
+/// from the request params, its `ActionError` turned into [`FieldProblem`]s. Not API.
+#[doc(hidden)]
+pub mod macro_support {
+    use super::FieldProblem;
+    use crate::gui::ActionError;
+    use serde::de::DeserializeOwned;
+    use serde_json::Value;
+
+    /// A JSON pointer to top-level property `name` (RFC 6901 escaping); a name that already is
+    /// a pointer (`/options/1/id`, or `""` for the whole value) is kept.
+    fn pointer(name: &str) -> String {
+        if name.is_empty() || name.starts_with('/') {
+            name.to_owned()
+        } else {
+            format!("/{}", name.replace('~', "~0").replace('/', "~1"))
+        }
+    }
+
+    /// Parameter `name` of already schema-validated params (absent reads as `null`, so
+    /// `Option<T>` is optional). The message never echoes the value (CP-4-18).
+    pub fn capability_param<T: DeserializeOwned>(params: &Value, name: &str) -> Result<T, Vec<FieldProblem>> {
+        let value = params.get(name).cloned().unwrap_or(Value::Null);
+        serde_json::from_value(value)
+            .map_err(|_| vec![FieldProblem::new(pointer(name), "does not match the parameter's declared type")])
+    }
+
+    /// The whole params object as the `#[bridge(args)]` struct.
+    pub fn capability_params<T: DeserializeOwned>(params: &Value) -> Result<T, Vec<FieldProblem>> {
+        serde_json::from_value(params.clone())
+            .map_err(|_| vec![FieldProblem::new("", "does not match the params' declared type")])
+    }
+
+    /// The business result as the `output = Type`.
+    pub fn capability_output<T: DeserializeOwned>(result: &Value) -> Result<T, Vec<FieldProblem>> {
+        serde_json::from_value(result.clone())
+            .map_err(|_| vec![FieldProblem::new("", "does not match the result's declared type")])
+    }
+
+    /// `ActionError` → problems: each `FieldError` `{field, error}` becomes `{path, message}`
+    /// with `path` the pointer to that top-level property (a `field` starting with `/` is taken
+    /// as a pointer, e.g. `/options/1/id`); an error without fields, or `not_available`, is one
+    /// problem about the whole value (`path` `""`).
+    pub fn problems(err: ActionError) -> Vec<FieldProblem> {
+        match err {
+            ActionError::Validation { fields, .. } if !fields.is_empty() => {
+                fields.into_iter().map(|f| FieldProblem::new(pointer(&f.field), f.error)).collect()
+            }
+            ActionError::Validation { message, .. } | ActionError::NotAvailable(message) => {
+                vec![FieldProblem::new("", message)]
             }
         }
     }

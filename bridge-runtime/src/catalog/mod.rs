@@ -6,6 +6,7 @@
 
 mod action;
 pub mod capability;
+pub mod export;
 pub mod schema;
 
 pub use action::{ActionHints, ActionSpec};
@@ -114,7 +115,14 @@ pub struct Catalog {
     companion_revision: u64,
 }
 
-/// The serializable view of a [`Catalog`] (what `to_json`/`to_yaml` write).
+/// The serializable view of a [`Catalog`] (what `to_json`/`to_yaml` write, and `catalog.json` /
+/// `catalog.yaml` of [`export`]).
+///
+/// Shape: `{"catalogVersion": "1", "app"?: {typeName, actions}, "windows": [{typeName, title,
+/// blocks, actions}], "catalogRevision": int, "capabilities": [descriptor], "characters":
+/// [{id, name, capabilities}], "styles": [{id, description, capabilities, fallback}]}`. The
+/// companion keys are always present (empty arrays for a GUI-only app, CP-2-16); a descriptor
+/// is exactly what `capabilities.describe` returns (CP-2-5).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogDocument<'a> {
@@ -123,6 +131,14 @@ pub struct CatalogDocument<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<&'a AppSpec>,
     pub windows: Vec<&'a WindowSpec>,
+    /// `catalogRevision` of the companion registry (CP-2-4, CP-7-1).
+    pub catalog_revision: u64,
+    /// Companion capability descriptors, in registration order (CP-2-5, CP-2-15).
+    pub capabilities: Vec<serde_json::Value>,
+    /// Companion characters, in registration order (CP-2-3).
+    pub characters: Vec<&'a CharacterSpec>,
+    /// Companion styles, in registration order (CP-2-6).
+    pub styles: Vec<&'a StyleSpec>,
 }
 
 impl Catalog {
@@ -255,12 +271,52 @@ impl Catalog {
         self.capability(id).map(|c| c.descriptor(&self.characters_supporting(id)))
     }
 
+    /// One page of the `capabilities.list` result (CP-2-4), the one implementation the engine and
+    /// the build-time export ([`export`]) share:
+    /// `{"catalogRevision": int, "capabilities": [descriptor], "nextCursor": string|null}`.
+    ///
+    /// `visible` picks the capabilities the caller may see (its scopes hold every
+    /// `requiredScopes`); `cursor` is a previous page's `nextCursor` (`None` = from the start);
+    /// `limit` is the page size (`None` = all). Returns `None` for a malformed cursor or one
+    /// issued under another `catalogRevision`.
+    pub fn capabilities_page(
+        &self,
+        visible: impl Fn(&CapabilitySpec) -> bool,
+        cursor: Option<&str>,
+        limit: Option<usize>,
+    ) -> Option<serde_json::Value> {
+        let revision = self.companion_revision;
+        let offset = match cursor {
+            None => 0,
+            Some(cursor) => {
+                let (rev, offset) = cursor.split_once(':')?;
+                (rev.parse::<u64>().ok()? == revision).then_some(())?;
+                offset.parse::<usize>().ok()?
+            }
+        };
+        let visible: Vec<&Arc<CapabilitySpec>> = self.capabilities.iter().filter(|c| visible(c)).collect();
+        let limit = limit.unwrap_or(visible.len());
+        let page: Vec<serde_json::Value> = visible
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .map(|c| c.descriptor(&self.characters_supporting(c.id())))
+            .collect();
+        let end = offset + page.len();
+        let next = (end < visible.len()).then(|| format!("{revision}:{end}"));
+        Some(serde_json::json!({"catalogRevision": revision, "capabilities": page, "nextCursor": next}))
+    }
+
     /// The serializable document.
     pub fn document(&self) -> CatalogDocument<'_> {
         CatalogDocument {
             catalog_version: "1",
             app: self.app.as_deref(),
             windows: self.windows.iter().map(|w| w.as_ref()).collect(),
+            catalog_revision: self.companion_revision,
+            capabilities: self.capabilities.iter().map(|c| c.descriptor(&self.characters_supporting(c.id()))).collect(),
+            characters: self.characters.iter().map(|c| c.as_ref()).collect(),
+            styles: self.styles.iter().map(|s| s.as_ref()).collect(),
         }
     }
 

@@ -56,6 +56,26 @@ pub fn schema_for<T: schemars::JsonSchema>() -> Value {
     v
 }
 
+/// The schema of what `T` serializes to (a result, a descriptor): like [`schema_for`], but with
+/// serialization semantics, so every key `T` always writes is `required`, `null`able ones
+/// included.
+pub fn output_schema_for<T: schemars::JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .for_serialize()
+        .into_generator();
+    let mut v = generator.into_root_schema_for::<T>().to_value();
+    normalize(&mut v);
+    if let Value::Object(m) = &mut v {
+        m.remove("$schema");
+        m.remove("title");
+    }
+    v
+}
+
 /// The schema of a parameter struct `P`, forced into an object root with `properties`.
 /// A `P` whose schema is not an object (a unit struct, `()`) yields the empty object.
 pub fn object_schema_for<P: schemars::JsonSchema>() -> Map<String, Value> {

@@ -1,6 +1,7 @@
 //! The coded errors of CP-6-16/CP-6-17 and their JSON-RPC 2.0 mapping (OQ-CP-12).
 
 use crate::catalog::FieldProblem;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::fmt;
@@ -30,7 +31,7 @@ use std::fmt;
 /// The server-defined integers sit in JSON-RPC's implementation-defined range
 /// -32000 … -32099, grouped by family. `retryable` means "the same call may succeed later".
 /// `METHOD_NOT_FOUND` is an addition CP-6-17 allows ("at least these codes").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     /// Schema or semantic validation failed; `data.problems` = `[{"path","message"}]`.

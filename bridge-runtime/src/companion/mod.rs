@@ -18,15 +18,23 @@
 //! [`ClientIdentity`] and calls [`Engine::client_revoked`]), the CLI, OpenRPC export (hook:
 //! [`params::params_schema`]), the MCP adapter.
 
+pub mod auth;
+pub mod cli;
 mod clock;
 mod engine;
 mod error;
+pub mod jsonrpc;
 mod model;
+pub mod openrpc;
 pub mod params;
 mod presenter;
+pub mod server;
 mod state;
 mod store;
 
+pub use auth::{
+    Auth, AuthConfig, CredentialStore, PairedClient, PairingApprover, PairingDecision, PairingReply, PairingRequest,
+};
 pub use clock::Clock;
 pub use engine::{
     Engine, EngineBuilder, EngineConfig, EngineError, HostError, MIN_RESULT_RETENTION_MS, WeakEngine, canonical_json,
@@ -35,5 +43,6 @@ pub use error::{CompanionError, ErrorCode};
 pub use model::{ClientIdentity, Presentation, RequestSnapshot, RequestState, Source, TerminalReason};
 pub use params::{METHODS, PROTOCOL_VERSION};
 pub use presenter::{HideReason, Presenter, PresenterEvent, ScriptedPresenter};
+pub use server::{Server, ServerConfig, bind_private, default_socket_path, serve_listener, serve_unix};
 pub use state::RuntimeSettings;
 pub use store::{Loaded, SqliteStore, Store, StoreError, StoredRequest, Tombstone, TombstoneReason};

@@ -2,6 +2,7 @@
 //! OQ-CP-6). Wire names are the spec's, byte for byte; Rust names are their snake_case twins.
 
 use crate::catalog::{FallbackReason, Scope};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -11,7 +12,7 @@ use std::collections::BTreeSet;
 ///
 /// Transitions: `queued → running → completed`, `running → awaiting_user → completed`, and
 /// `queued | running | awaiting_user → cancelled | expired | failed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestState {
     /// Accepted, waiting for the display slot.
@@ -52,7 +53,7 @@ impl RequestState {
 
 /// Why a request ended other than by completion, snapshot key `terminalReason` (OQ-CP-6).
 /// Closed list; `null` for `completed` and for non-terminal states.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalReason {
     /// `cancelled`: the user closed or dismissed the view (never a default answer, CP-3-12).
@@ -80,7 +81,7 @@ pub enum TerminalReason {
 /// `{"requestId", "runtimeInstanceId", "capability", "character", "taskId", "state", "revision",
 /// "createdAt", "deadlineAt", "displayedAt", "resolvedCapability", "resolvedStyle",
 /// "fallbackReason", "terminalReason", "result"}`. Times are Unix epoch milliseconds (int64).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestSnapshot {
     /// Unpredictable id assigned at acceptance (CP-3-5), `req_` + 32 hex digits.

@@ -112,8 +112,21 @@ impl SqliteStore {
     /// Opens (creating if needed) the database file at `path`. The parent directory should be
     /// private to the user (CP-5-12). Errors: the file cannot be opened, is not a database, or
     /// has a newer schema.
+    /// The file is made private (mode 0600): it holds interaction content and answers.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        Self::init(Connection::open(path)?)
+        let path = path.as_ref();
+        let store = Self::init(Connection::open(path)?)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if let Ok(md) = std::fs::symlink_metadata(path)
+                && md.is_file()
+                && md.permissions().mode() & 0o077 != 0
+            {
+                let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+            }
+        }
+        Ok(store)
     }
 
     /// A private in-memory database (tests, or apps that keep nothing across restarts).

@@ -79,25 +79,15 @@ impl Engine {
     pub async fn capabilities_list(&self, client: &ClientIdentity, params: Value) -> Result<Value, CompanionError> {
         self.require_discover(client)?;
         let p: CapabilitiesListParams = params::parse(params)?;
-        let cat = self.inner.catalog();
-        let revision = cat.catalog_revision();
-        let offset = match &p.cursor {
-            None => 0,
-            Some(cursor) => parse_cursor(cursor, revision).ok_or_else(|| {
+        let visible = |c: &CapabilitySpec| c.required_scopes().iter().all(|s| client.has(*s));
+        self.inner.catalog().capabilities_page(visible, p.cursor.as_deref(), p.limit.map(|l| l as usize)).ok_or_else(
+            || {
                 CompanionError::invalid_params(
                     "The cursor is invalid or the catalog changed since; list again from the start",
                     vec![FieldProblem::new("/cursor", "stale or malformed cursor")],
                 )
-            })?,
-        };
-        let visible: Vec<&Arc<CapabilitySpec>> =
-            cat.capabilities().iter().filter(|c| c.required_scopes().iter().all(|s| client.has(*s))).collect();
-        let limit = p.limit.map_or(visible.len(), |l| l as usize);
-        let page: Vec<Value> =
-            visible.iter().skip(offset).take(limit).map(|c| c.descriptor(&cat.characters_supporting(c.id()))).collect();
-        let end = offset + page.len();
-        let next = (end < visible.len()).then(|| format!("{revision}:{end}"));
-        Ok(json!({"catalogRevision": revision, "capabilities": page, "nextCursor": next}))
+            },
+        )
     }
 
     /// `capabilities.describe` (CP-2-5): one descriptor, params `{"capability": id}`. Unknown →
@@ -124,10 +114,4 @@ impl Engine {
             .collect();
         Ok(json!({"styles": styles}))
     }
-}
-
-fn parse_cursor(cursor: &str, revision: u64) -> Option<usize> {
-    let (rev, offset) = cursor.split_once(':')?;
-    (rev.parse::<u64>().ok()? == revision).then_some(())?;
-    offset.parse().ok()
 }

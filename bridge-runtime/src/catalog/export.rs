@@ -1,0 +1,379 @@
+//! Build-time export of every machine-readable description, all generated from the one
+//! [`Catalog`] (CP-2-12, CP-2-13): commit the files next to your app so reviewers see every
+//! change to what agents are offered, and let a test fail when they fall behind the code.
+//!
+//! | file | content |
+//! | --- | --- |
+//! | `catalog.json` | the registry: windows, blocks, actions, app actions, capabilities, characters, styles ([`Catalog::document`]) |
+//! | `catalog.yaml` | the same, as YAML |
+//! | `mcp-tools.json` | the GUI actions as MCP tool templates per window type ([`mcp_tools`]) |
+//! | `capabilities.json` | exactly what `capabilities.list` returns to a client holding every scope ([`capabilities`]) |
+//! | `openrpc.json` | the OpenRPC document of the companion API ([`crate::companion::openrpc::document`]) |
+//!
+//! Output is deterministic: object keys sorted at every level, two-space indentation, `\n` line
+//! ends and a trailing newline, so committed copies diff cleanly. Only the five files above are
+//! written or compared; anything else in the directory is left alone.
+//!
+//! # Wiring it into your build
+//!
+//! Add one test that builds your catalog the way your app does and calls
+//! [`assert_up_to_date`]:
+//!
+//! ```no_run
+//! # fn build_my_catalog() -> bridge_runtime::Catalog { bridge_runtime::Catalog::new() }
+//! #[test]
+//! fn exported_catalog_is_up_to_date() {
+//!     let catalog = build_my_catalog(); // e.g. `let (bridge, _owner) = app::build().build(); bridge.catalog()`
+//!     bridge_runtime::catalog::export::assert_up_to_date(&catalog, concat!(env!("CARGO_MANIFEST_DIR"), "/catalog"));
+//! }
+//! ```
+//!
+//! `cargo test` then fails with a summary of what drifted (first differing line per file) when
+//! an annotation, capability or schema changed without the export being refreshed. To refresh,
+//! run the same test with `BRIDGE_EXPORT=1` (or `UPDATE_CATALOG=1`):
+//!
+//! ```text
+//! BRIDGE_EXPORT=1 cargo test exported_catalog_is_up_to_date
+//! ```
+//!
+//! and commit the result. [`write_all`] and [`check_all`] are the building blocks if you prefer
+//! a `build.rs`, an xtask or a CLI flag instead.
+
+use super::Catalog;
+use crate::catalog::Scope;
+use crate::companion::openrpc;
+use crate::gui::{APP_PREFIX, ToolEntry};
+use crate::mcp::to_mcp_tool;
+use serde_json::{Map, Value, json};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// `catalog.json`.
+pub const CATALOG_JSON: &str = "catalog.json";
+/// `catalog.yaml`.
+pub const CATALOG_YAML: &str = "catalog.yaml";
+/// `mcp-tools.json`.
+pub const MCP_TOOLS_JSON: &str = "mcp-tools.json";
+/// `capabilities.json`.
+pub const CAPABILITIES_JSON: &str = "capabilities.json";
+/// `openrpc.json`.
+pub const OPENRPC_JSON: &str = "openrpc.json";
+
+/// Every exported file, in the order they are written.
+pub const FILES: [&str; 5] = [CATALOG_JSON, CATALOG_YAML, MCP_TOOLS_JSON, CAPABILITIES_JSON, OPENRPC_JSON];
+
+/// Environment variables that make [`assert_up_to_date`] rewrite instead of compare; any value
+/// other than empty, `0` or `false` counts.
+pub const UPDATE_ENV_VARS: [&str; 2] = ["BRIDGE_EXPORT", "UPDATE_CATALOG"];
+
+/// Placeholder for the run-time window id in `mcp-tools.json` tool names: `{winId}__{action}`.
+pub const WINDOW_ID_PLACEHOLDER: &str = "{winId}";
+
+/// What [`write_all`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportReport {
+    /// The directory written to.
+    pub dir: PathBuf,
+    /// Files whose content changed (or that did not exist), in [`FILES`] order.
+    pub written: Vec<PathBuf>,
+    /// Files that already held the generated content and were not touched.
+    pub unchanged: Vec<PathBuf>,
+}
+
+impl fmt::Display for ExportReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} written, {} unchanged", self.dir.display(), self.written.len(), self.unchanged.len())?;
+        for p in &self.written {
+            write!(f, "\n  wrote {}", p.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// One exported file that does not match what the catalog generates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// The file's path.
+    pub path: PathBuf,
+    /// How it differs.
+    pub kind: DriftKind,
+}
+
+/// How a file differs from the generated content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DriftKind {
+    /// The file does not exist.
+    Missing,
+    /// The file exists but holds something else.
+    Changed {
+        /// 1-based number of the first line that differs.
+        line: usize,
+        /// That line in the committed file (`None` past its end), at most 160 characters.
+        committed: Option<String>,
+        /// That line as generated (`None` past its end), at most 160 characters.
+        generated: Option<String>,
+        /// Line counts (committed, generated).
+        lines: (usize, usize),
+    },
+    /// The file could not be read (permissions, not UTF-8).
+    Unreadable(String),
+    /// The content could not be generated.
+    Render(String),
+}
+
+impl fmt::Display for Drift {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path.display();
+        match &self.kind {
+            DriftKind::Missing => write!(f, "{path}: missing"),
+            DriftKind::Unreadable(e) => write!(f, "{path}: unreadable: {e}"),
+            DriftKind::Render(e) => write!(f, "{path}: could not be generated: {e}"),
+            DriftKind::Changed { line, committed, generated, lines } => {
+                write!(
+                    f,
+                    "{path}: differs from the catalog from line {line} on ({} lines committed, {} generated)",
+                    lines.0, lines.1
+                )?;
+                write!(f, "\n    committed: {}", committed.as_deref().unwrap_or("<end of file>"))?;
+                write!(f, "\n    generated: {}", generated.as_deref().unwrap_or("<end of file>"))
+            }
+        }
+    }
+}
+
+/// Every exported file's name and content, in [`FILES`] order, deterministic (see module docs).
+///
+/// Errors: only if YAML serialization fails (`io::ErrorKind::Other`).
+pub fn render_all(catalog: &Catalog) -> io::Result<Vec<(&'static str, String)>> {
+    let doc = sorted(serde_json::to_value(catalog.document()).map_err(io::Error::other)?);
+    let yaml = serde_yaml::to_string(&doc).map_err(io::Error::other)?;
+    Ok(vec![
+        (CATALOG_JSON, canonical_json(&doc)),
+        (CATALOG_YAML, with_trailing_newline(yaml)),
+        (MCP_TOOLS_JSON, canonical_json(&mcp_tools(catalog))),
+        (CAPABILITIES_JSON, canonical_json(&capabilities(catalog))),
+        (OPENRPC_JSON, canonical_json(&openrpc::document(catalog))),
+    ])
+}
+
+/// Writes the five files into `dir` (created if missing). A file that already holds the
+/// generated content is not rewritten (its timestamp stays).
+///
+/// Errors: the directory cannot be created, a file cannot be written, or rendering failed.
+pub fn write_all(catalog: &Catalog, dir: &Path) -> io::Result<ExportReport> {
+    let files = render_all(catalog)?;
+    std::fs::create_dir_all(dir)?;
+    let mut report = ExportReport { dir: dir.to_owned(), written: Vec::new(), unchanged: Vec::new() };
+    for (name, content) in files {
+        let path = dir.join(name);
+        match std::fs::read_to_string(&path) {
+            Ok(existing) if existing == content => report.unchanged.push(path),
+            _ => {
+                std::fs::write(&path, content)?;
+                report.written.push(path);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Compares the five files in `dir` with what `catalog` generates, without writing. `Ok` when
+/// all match (CRLF line ends, as a Windows checkout may have them, count as `\n`); otherwise one
+/// [`Drift`] per file that is missing, unreadable or different.
+pub fn check_all(catalog: &Catalog, dir: &Path) -> Result<(), Vec<Drift>> {
+    let files = match render_all(catalog) {
+        Ok(files) => files,
+        Err(e) => {
+            let kind = DriftKind::Render(e.to_string());
+            return Err(FILES.iter().map(|n| Drift { path: dir.join(n), kind: kind.clone() }).collect());
+        }
+    };
+    let mut drifts = Vec::new();
+    for (name, generated) in files {
+        let path = dir.join(name);
+        let kind = match std::fs::read_to_string(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Some(DriftKind::Missing),
+            Err(e) => Some(DriftKind::Unreadable(e.to_string())),
+            Ok(committed) => {
+                let committed = committed.replace("\r\n", "\n");
+                (committed != generated).then(|| first_difference(&committed, &generated))
+            }
+        };
+        if let Some(kind) = kind {
+            drifts.push(Drift { path, kind });
+        }
+    }
+    if drifts.is_empty() { Ok(()) } else { Err(drifts) }
+}
+
+/// Test helper for app authors (see module docs): with `BRIDGE_EXPORT` or `UPDATE_CATALOG` set,
+/// (re)writes the files into `dir` and reports what changed on stderr; otherwise checks them
+/// with [`check_all`].
+///
+/// # Panics
+///
+/// It is an assertion: it panics when the files are out of date (the message lists each drift
+/// and how to refresh) or, in update mode, when they cannot be written.
+pub fn assert_up_to_date(catalog: &Catalog, dir: impl AsRef<Path>) {
+    let dir = dir.as_ref();
+    if update_requested() {
+        match write_all(catalog, dir) {
+            Ok(report) => eprintln!("bridge export: {report}"),
+            Err(e) => panic!("bridge export: cannot write {}: {e}", dir.display()),
+        }
+        return;
+    }
+    if let Err(drifts) = check_all(catalog, dir) {
+        let list: Vec<String> = drifts.iter().map(|d| format!("  {d}")).collect();
+        panic!(
+            "the exported catalog in {} is out of date with the code ({} of {} files):\n{}\n\
+             Regenerate it by running this test with BRIDGE_EXPORT=1 (or UPDATE_CATALOG=1), review the diff, and commit it.",
+            dir.display(),
+            drifts.len(),
+            FILES.len(),
+            list.join("\n")
+        );
+    }
+}
+
+/// Whether one of [`UPDATE_ENV_VARS`] asks for a rewrite.
+pub fn update_requested() -> bool {
+    UPDATE_ENV_VARS.iter().any(|var| {
+        std::env::var(var).is_ok_and(|v| !matches!(v.trim().to_ascii_lowercase().as_str(), "" | "0" | "false"))
+    })
+}
+
+/// The GUI action catalog as MCP tool templates (`mcp-tools.json`), each tool exactly as
+/// [`to_mcp_tool`] lists it at run time (GB-5.2-3, GB-5.5-1, GB-5.6-1, GB-12.3-4), with the
+/// window id left as the placeholder [`WINDOW_ID_PLACEHOLDER`].
+///
+/// Shape: `{"windowToolName": "{winId}__{action}", "appToolName": "app__{action}",
+/// "windows": [{"typeName", "title", "conditionalActions": [name], "tools": [Tool]}],
+/// "app": {"typeName", "conditionalActions", "tools"} | null}`. At run time a window's tools
+/// are listed only while it is operable, and a conditional action only while available.
+pub fn mcp_tools(catalog: &Catalog) -> Value {
+    fn tool(entry: ToolEntry) -> Value {
+        serde_json::to_value(to_mcp_tool(&entry)).unwrap_or(Value::Null)
+    }
+    fn conditional(actions: &[std::sync::Arc<crate::ActionSpec>]) -> Vec<&str> {
+        actions.iter().filter(|a| a.conditional).map(|a| a.name.as_str()).collect()
+    }
+    let windows: Vec<Value> = catalog
+        .windows()
+        .iter()
+        .map(|w| {
+            let tools: Vec<Value> = w
+                .actions
+                .iter()
+                .map(|a| {
+                    tool(ToolEntry {
+                        name: format!("{WINDOW_ID_PLACEHOLDER}__{}", a.name),
+                        window_id: Some(WINDOW_ID_PLACEHOLDER.to_owned()),
+                        window_title: Some(w.meta.title.clone()),
+                        action: a.clone(),
+                    })
+                })
+                .collect();
+            json!({
+                "typeName": w.meta.type_name,
+                "title": w.meta.title,
+                "conditionalActions": conditional(&w.actions),
+                "tools": tools,
+            })
+        })
+        .collect();
+    let app = catalog.app().map(|app| {
+        let tools: Vec<Value> = app
+            .actions
+            .iter()
+            .map(|a| {
+                tool(ToolEntry {
+                    name: format!("{APP_PREFIX}__{}", a.name),
+                    window_id: None,
+                    window_title: None,
+                    action: a.clone(),
+                })
+            })
+            .collect();
+        json!({"typeName": app.type_name, "conditionalActions": conditional(&app.actions), "tools": tools})
+    });
+    json!({
+        "windowToolName": format!("{WINDOW_ID_PLACEHOLDER}__{{action}}"),
+        "appToolName": format!("{APP_PREFIX}__{{action}}"),
+        "windows": windows,
+        "app": app,
+    })
+}
+
+/// `capabilities.json`: the `capabilities.list` result for a client holding every scope, one
+/// page, computed by the same function the engine answers with ([`Catalog::capabilities_page`],
+/// CP-2-4): `{"catalogRevision", "capabilities": [descriptor], "nextCursor": null}`.
+pub fn capabilities(catalog: &Catalog) -> Value {
+    let all_scopes = |c: &super::CapabilitySpec| c.required_scopes().iter().all(|s| Scope::ALL.contains(s));
+    catalog.capabilities_page(all_scopes, None, None).unwrap_or(Value::Null)
+}
+
+/// `value` as exported: keys sorted at every level, pretty-printed, trailing newline.
+pub fn canonical_json(value: &Value) -> String {
+    let text = serde_json::to_string_pretty(&sorted(value.clone())).unwrap_or_default();
+    with_trailing_newline(text)
+}
+
+/// `value` with every object's keys in sorted order, whatever map type serde_json was built with
+/// (`preserve_order` keeps insertion order, which would make the output depend on features).
+fn sorted(value: Value) -> Value {
+    match value {
+        Value::Object(m) => {
+            let mut entries: Vec<(String, Value)> = m.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect::<Map<_, _>>())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+fn with_trailing_newline(mut text: String) -> String {
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+fn first_difference(committed: &str, generated: &str) -> DriftKind {
+    let (a, b): (Vec<&str>, Vec<&str>) = (committed.lines().collect(), generated.lines().collect());
+    let i = a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+    let clip = |s: &&str| s.chars().take(160).collect::<String>();
+    DriftKind::Changed {
+        line: i + 1,
+        committed: a.get(i).map(clip),
+        generated: b.get(i).map(clip),
+        lines: (a.len(), b.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorted_orders_keys_at_every_level() {
+        let v = json!({"b": 1, "a": {"d": [{"z": 1, "y": 2}], "c": 3}});
+        assert_eq!(
+            canonical_json(&v),
+            "{\n  \"a\": {\n    \"c\": 3,\n    \"d\": [\n      {\n        \"y\": 2,\n        \"z\": 1\n      }\n    ]\n  },\n  \"b\": 1\n}\n"
+        );
+    }
+
+    #[test]
+    fn first_difference_points_at_the_line() {
+        let d = first_difference("a\nb\nc\n", "a\nB\nc\n");
+        assert_eq!(
+            d,
+            DriftKind::Changed { line: 2, committed: Some("b".into()), generated: Some("B".into()), lines: (3, 3) }
+        );
+        let d = first_difference("a\n", "a\nb\n");
+        assert_eq!(d, DriftKind::Changed { line: 2, committed: None, generated: Some("b".into()), lines: (1, 2) });
+    }
+}

@@ -1,0 +1,509 @@
+//! Local identity and authorisation (CP §5): pairing, keys, connection authentication and
+//! revocation. The authentication profile CP-5-8 asks for:
+//!
+//! 1. **Off by default (CP-5-1).** A fresh runtime knows no client: every method except
+//!    `runtime.describe` and `pairing.request` answers `UNAUTHENTICATED`.
+//! 2. **Pairing (CP-5-2, CP-5-11).** A client calls `pairing.request {"name": string 1..64
+//!    chars, no control characters, "scopes": [scope, ...]}` (scopes from `discover`, `animate`,
+//!    `notify`, `interact`). The runtime hands the request to the host's [`PairingApprover`],
+//!    which asks the user (self-reported name, requested scopes, the peer's process id) — nothing
+//!    is ever approved from the name alone. Only one pairing request waits at a time (another →
+//!    `RATE_LIMITED`); no decision within [`AuthConfig::pairing_timeout`] → `FORBIDDEN`, as is a
+//!    denial. On approval the runtime generates a client id (`cl_` + 32 hex digits) and a key
+//!    (`ck_` + 64 hex digits: 256 bits from the OS CSPRNG, CP-5-3), stores only the key's SHA-256
+//!    with the name, the label the user confirmed (the source label shown with every request,
+//!    CP-4-7) and the granted scopes (CP-5-4), and returns `{"clientId", "key", "scopes",
+//!    "label"}` exactly once.
+//! 3. **Authentication (connection level).** The first call on a connection that needs an
+//!    identity must be preceded by `session.authenticate {"clientId": string ≤ 64, "key":
+//!    string ≤ 128}` → `{"clientId", "label", "scopes"}`. The key is compared by digest in
+//!    constant time (subtle); an unknown client and a wrong key give the same `UNAUTHENTICATED`.
+//!    Before authentication, messages are limited in size and time (CP-5-13; see
+//!    [`super::server::ServerConfig`]). Credentials are never logged or echoed.
+//! 4. **Scopes (CP-5-6, CP-5-7).** The engine checks scopes per method and capability
+//!    (`FORBIDDEN` with `requiredScopes`); ownership applies whatever the scopes.
+//! 5. **Revocation (CP-4-22).** [`Auth::revoke`] deletes the verification material, closes
+//!    every live connection of that client and tells the engine, which cancels the client's open
+//!    requests (`cancelled`/`key_revoked`) and purges their content.
+//!
+//! Limits (CP-5-14): socket permissions and keys separate integrators from each other; they are
+//! no protection against code already running as the same user.
+
+use super::engine::Engine;
+use super::error::{CompanionError, ErrorCode};
+use super::model::ClientIdentity;
+use super::store::StoreError;
+use crate::catalog::{FieldProblem, Scope};
+use rusqlite::{Connection, params};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeSet, HashMap};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use subtle::ConstantTimeEq;
+use tokio::sync::{Semaphore, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// Longest pairing `name` and label, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+/// Longest `clientId` accepted by `session.authenticate`, in bytes.
+pub const MAX_CLIENT_ID_BYTES: usize = 64;
+/// Longest `key` accepted by `session.authenticate`, in bytes (issued keys have 67).
+pub const MAX_KEY_BYTES: usize = 128;
+
+/// Authentication settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthConfig {
+    /// How long a `pairing.request` waits for the user's decision before it fails with
+    /// `FORBIDDEN` (default 120 s).
+    pub pairing_timeout: Duration,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self { pairing_timeout: Duration::from_secs(120) }
+    }
+}
+
+/// What the user is asked to approve (CP-5-11). Everything here except `peer_pid` is
+/// self-reported by the client: show it as such, as plain text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairingRequest {
+    /// The name the client gave (1..=64 characters, no control characters).
+    pub name: String,
+    /// The scopes it asks for.
+    pub scopes: BTreeSet<Scope>,
+    /// The connecting process id, from the socket's peer credentials, when known.
+    pub peer_pid: Option<i32>,
+}
+
+/// The user's decision on a [`PairingRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PairingDecision {
+    /// Pair the client with `scopes` (intersected with the requested ones: never more than asked)
+    /// and `label`, the source label shown with its requests (CP-4-7); `None` = the name.
+    Approve {
+        /// Granted scopes.
+        scopes: BTreeSet<Scope>,
+        /// The source label the user confirmed.
+        label: Option<String>,
+    },
+    /// Refuse: the client gets `FORBIDDEN`.
+    Deny,
+}
+
+/// The answer channel for one pairing request. Dropping it without answering denies.
+#[derive(Debug)]
+pub struct PairingReply(oneshot::Sender<PairingDecision>);
+
+impl PairingReply {
+    /// Answers with `decision`. Returns false if nobody waits any more (the request timed out
+    /// or the client went away): nothing was paired.
+    pub fn send(self, decision: PairingDecision) -> bool {
+        self.0.send(decision).is_ok()
+    }
+
+    /// Approves with every requested scope and the client's name as label.
+    pub fn approve_as_requested(self, request: &PairingRequest) -> bool {
+        self.send(PairingDecision::Approve { scopes: request.scopes.clone(), label: None })
+    }
+
+    /// Denies.
+    pub fn deny(self) -> bool {
+        self.send(PairingDecision::Deny)
+    }
+}
+
+/// Implemented by the host app: asks the user to confirm a pairing (CP-5-11). Never approve
+/// automatically from the self-reported name.
+pub trait PairingApprover: Send + Sync + 'static {
+    /// Shows `request` to the user and answers through `reply`, now or later, from any thread.
+    /// Runs on a blocking-capable thread, so it may block (e.g. read the terminal).
+    fn review(&self, request: PairingRequest, reply: PairingReply);
+}
+
+/// Shared approvers (the host keeps its own `Arc`).
+impl<A: PairingApprover + ?Sized> PairingApprover for Arc<A> {
+    fn review(&self, request: PairingRequest, reply: PairingReply) {
+        (**self).review(request, reply)
+    }
+}
+
+/// A paired client as the host lists it (no secrets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairedClient {
+    /// `cl_` + 32 hex digits.
+    pub client_id: String,
+    /// The self-reported name from the pairing request.
+    pub name: String,
+    /// The source label the user confirmed (CP-4-7).
+    pub label: String,
+    /// Granted scopes.
+    pub scopes: BTreeSet<Scope>,
+    /// Pairing time, ms since the Unix epoch.
+    pub created_at: i64,
+}
+
+/// Persistent verification material: one row per paired client in table `companion_clients`
+/// (`client_id`, `name`, `label`, `scopes` JSON, `key_sha256` 32-byte blob, `created_at`), never
+/// the key (CP-5-4). It may share the engine's database file.
+pub struct CredentialStore {
+    conn: Connection,
+}
+
+impl std::fmt::Debug for CredentialStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CredentialStore").finish_non_exhaustive()
+    }
+}
+
+impl CredentialStore {
+    /// Opens (creating if needed) the database at `path` and makes the file `0600`; keep it in
+    /// a private directory.
+    /// Errors: the file cannot be opened or is not a database.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        let store = Self::init(Connection::open(path)?)?;
+        // Digests only, but no reason for anyone else to read them.
+        if let Ok(md) = std::fs::symlink_metadata(path)
+            && md.is_file()
+            && md.permissions().mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        }
+        Ok(store)
+    }
+
+    /// An in-memory store: pairings last as long as the process (tests).
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(conn: Connection) -> Result<Self, StoreError> {
+        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS companion_clients (
+                 client_id TEXT PRIMARY KEY NOT NULL,
+                 name TEXT NOT NULL,
+                 label TEXT NOT NULL,
+                 scopes TEXT NOT NULL,
+                 key_sha256 BLOB NOT NULL,
+                 created_at INTEGER NOT NULL
+             );",
+        )?;
+        Ok(Self { conn })
+    }
+
+    fn load(&self) -> Result<Vec<(PairedClient, [u8; 32])>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT client_id, name, label, scopes, key_sha256, created_at FROM companion_clients")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Vec<u8>>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let Ok((client_id, name, label, scopes, digest, created_at)) = row else { continue };
+            // A row that cannot be read grants nothing.
+            let Ok(digest) = <[u8; 32]>::try_from(digest.as_slice()) else { continue };
+            let Ok(scopes) = serde_json::from_str::<BTreeSet<Scope>>(&scopes) else { continue };
+            out.push((PairedClient { client_id, name, label, scopes, created_at }, digest));
+        }
+        Ok(out)
+    }
+
+    fn insert(&self, client: &PairedClient, digest: &[u8; 32]) -> Result<(), StoreError> {
+        let scopes = serde_json::to_string(&client.scopes).map_err(|e| StoreError(e.to_string()))?;
+        self.conn.execute(
+            "INSERT INTO companion_clients (client_id, name, label, scopes, key_sha256, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![client.client_id, client.name, client.label, scopes, digest.as_slice(), client.created_at],
+        )?;
+        Ok(())
+    }
+
+    fn delete(&self, client_id: &str) -> Result<(), StoreError> {
+        self.conn.execute("DELETE FROM companion_clients WHERE client_id = ?1", params![client_id])?;
+        Ok(())
+    }
+}
+
+/// The authentication layer: paired clients, pairing, key checks, revocation. Cheap to clone;
+/// every clone is the same.
+#[derive(Clone)]
+pub struct Auth {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth").finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    store: Mutex<CredentialStore>,
+    state: Mutex<State>,
+    approver: Arc<dyn PairingApprover>,
+    config: AuthConfig,
+    pairing: Semaphore,
+}
+
+#[derive(Default)]
+struct State {
+    clients: HashMap<String, (PairedClient, [u8; 32])>,
+    /// Live authenticated connections per client id, closed on revocation.
+    connections: HashMap<String, HashMap<u64, CancellationToken>>,
+}
+
+/// Removes a connection from the revocation registry when it ends.
+pub(crate) struct Registration {
+    inner: Arc<Inner>,
+    client_id: String,
+    conn_id: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut st = lock(&self.inner.state);
+        if let Some(conns) = st.connections.get_mut(&self.client_id) {
+            conns.remove(&self.conn_id);
+            if conns.is_empty() {
+                st.connections.remove(&self.client_id);
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn unauthenticated() -> CompanionError {
+    CompanionError::new(ErrorCode::Unauthenticated, "Unknown client or wrong key")
+}
+
+fn invalid(message: &str, path: &str, problem: &str) -> CompanionError {
+    CompanionError::invalid_params(message.to_owned(), vec![FieldProblem::new(path, problem)])
+}
+
+fn digest(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+fn random_hex(bytes: usize) -> Result<String, CompanionError> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|_| {
+        tracing::error!("companion: the system random source failed");
+        CompanionError::new(ErrorCode::InternalError, "Could not generate credentials")
+    })?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// A plain, printable name: 1..=64 characters, no control characters, not blank.
+fn clean_name(s: &str) -> bool {
+    let n = s.chars().count();
+    (1..=MAX_NAME_CHARS).contains(&n) && !s.chars().any(char::is_control) && !s.trim().is_empty()
+}
+
+impl Auth {
+    /// Loads the paired clients from `store`. `approver` is asked to confirm every pairing.
+    /// Errors: the store cannot be read.
+    pub fn new(store: CredentialStore, approver: impl PairingApprover, config: AuthConfig) -> Result<Self, StoreError> {
+        let clients = store.load()?.into_iter().map(|(c, d)| (c.client_id.clone(), (c, d))).collect();
+        Ok(Self {
+            inner: Arc::new(Inner {
+                store: Mutex::new(store),
+                state: Mutex::new(State { clients, connections: HashMap::new() }),
+                approver: Arc::new(approver),
+                config,
+                pairing: Semaphore::new(1),
+            }),
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &AuthConfig {
+        &self.inner.config
+    }
+
+    /// Every paired client, by id.
+    pub fn clients(&self) -> Vec<PairedClient> {
+        let mut v: Vec<PairedClient> = lock(&self.inner.state).clients.values().map(|(c, _)| c.clone()).collect();
+        v.sort_by(|a, b| a.client_id.cmp(&b.client_id));
+        v
+    }
+
+    /// Checks a client id and key (CP-5-4: digest compared in constant time). Returns the
+    /// identity the engine works with (CP-3-4: never taken from request params). Errors:
+    /// `UNAUTHENTICATED`, the same for an unknown client and a wrong key.
+    pub fn authenticate(&self, client_id: &str, key: &str) -> Result<ClientIdentity, CompanionError> {
+        let st = lock(&self.inner.state);
+        Self::check(&st, client_id, key)
+    }
+
+    fn check(st: &State, client_id: &str, key: &str) -> Result<ClientIdentity, CompanionError> {
+        let offered = digest(key);
+        match st.clients.get(client_id) {
+            Some((client, stored)) if bool::from(offered.ct_eq(stored)) => {
+                Ok(ClientIdentity::external(&client.client_id, &client.label, client.scopes.iter().copied()))
+            }
+            Some(_) => Err(unauthenticated()),
+            None => {
+                // Same work as a known id, so timing does not tell which ids exist.
+                let _ = offered.ct_eq(&[0u8; 32]);
+                Err(unauthenticated())
+            }
+        }
+    }
+
+    /// Authenticates and registers the connection `conn_id` for revocation in one step, so a
+    /// concurrent revocation either refuses it or closes it.
+    pub(crate) fn authenticate_connection(
+        &self,
+        client_id: &str,
+        key: &str,
+        conn_id: u64,
+        kill: CancellationToken,
+    ) -> Result<(ClientIdentity, Registration), CompanionError> {
+        let mut st = lock(&self.inner.state);
+        let identity = Self::check(&st, client_id, key)?;
+        st.connections.entry(identity.id.clone()).or_default().insert(conn_id, kill);
+        Ok((identity.clone(), Registration { inner: self.inner.clone(), client_id: identity.id, conn_id }))
+    }
+
+    /// `pairing.request` (see the module docs): validates `params`, asks the approver, and on
+    /// approval stores the new client and returns `{"clientId", "key", "scopes", "label"}`.
+    /// Errors: `INVALID_PARAMS` (shape, name, unknown scope), `RATE_LIMITED` (another pairing is
+    /// waiting for the user), `FORBIDDEN` (denied, not answered in time, or nothing granted),
+    /// `INTERNAL_ERROR` (random source or store failure; nothing is paired).
+    pub async fn pair(&self, params: Value, peer_pid: Option<i32>) -> Result<Value, CompanionError> {
+        let (name, scopes) = parse_pairing(&params)?;
+        let Ok(_turn) = self.inner.pairing.try_acquire() else {
+            return Err(CompanionError::new(
+                ErrorCode::RateLimited,
+                "Another pairing request is waiting for the user's decision",
+            )
+            .with("limit", "pendingPairings")
+            .with("retryAfterMs", self.inner.config.pairing_timeout.as_millis() as u64));
+        };
+        let request = PairingRequest { name: name.clone(), scopes: scopes.clone(), peer_pid };
+        let (tx, rx) = oneshot::channel();
+        let approver = self.inner.approver.clone();
+        let reply = PairingReply(tx);
+        // The approver may block (a terminal prompt); keep it off the async workers.
+        tokio::task::spawn_blocking(move || approver.review(request, reply));
+        let decision = tokio::time::timeout(self.inner.config.pairing_timeout, rx).await;
+        let (granted, label) = match decision {
+            Ok(Ok(PairingDecision::Approve { scopes: granted, label })) => (granted, label),
+            Ok(Ok(PairingDecision::Deny)) | Ok(Err(_)) => {
+                tracing::info!("companion: pairing denied by the user");
+                return Err(CompanionError::new(ErrorCode::Forbidden, "The user did not approve the pairing"));
+            }
+            Err(_) => {
+                tracing::info!("companion: pairing request not answered in time");
+                return Err(CompanionError::new(ErrorCode::Forbidden, "The pairing was not approved in time")
+                    .with("timeoutMs", self.inner.config.pairing_timeout.as_millis() as u64));
+            }
+        };
+        let granted: BTreeSet<Scope> = granted.intersection(&scopes).copied().collect();
+        if granted.is_empty() {
+            return Err(CompanionError::new(ErrorCode::Forbidden, "The user granted none of the requested scopes"));
+        }
+        let label = label.filter(|l| clean_name(l)).unwrap_or(name.clone());
+        let client_id = format!("cl_{}", random_hex(16)?);
+        let key = format!("ck_{}", random_hex(32)?);
+        let client = PairedClient { client_id: client_id.clone(), name, label, scopes: granted, created_at: now_ms() };
+        let key_digest = digest(&key);
+        lock(&self.inner.store).insert(&client, &key_digest).map_err(|e| {
+            tracing::error!(error = %e, "companion: could not store a new pairing; nothing was paired");
+            CompanionError::new(ErrorCode::InternalError, "The pairing could not be recorded")
+        })?;
+        let result = json!({
+            "clientId": client.client_id,
+            "key": key,
+            "scopes": client.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            "label": client.label,
+        });
+        tracing::info!(client_id = %client.client_id, "companion: client paired");
+        lock(&self.inner.state).clients.insert(client_id, (client, key_digest));
+        Ok(result)
+    }
+
+    /// Revokes `client_id` (CP-4-22): deletes its verification material, closes its live
+    /// connections, and tells `engine` ([`Engine::client_revoked`]: open requests end
+    /// `cancelled`/`key_revoked`, content purged). The key stops working at once even if the
+    /// deletion cannot be persisted; that case returns the store error (call again to retry).
+    /// Returns whether the client was paired.
+    pub fn revoke(&self, engine: &Engine, client_id: &str) -> Result<bool, StoreError> {
+        let (known, connections) = {
+            let mut st = lock(&self.inner.state);
+            let known = st.clients.remove(client_id).is_some();
+            (known, st.connections.remove(client_id).unwrap_or_default())
+        };
+        for token in connections.values() {
+            token.cancel();
+        }
+        engine.client_revoked(client_id);
+        tracing::info!(client_id = %client_id, closed = connections.len(), "companion: client revoked");
+        lock(&self.inner.store).delete(client_id)?;
+        Ok(known)
+    }
+}
+
+fn parse_pairing(params: &Value) -> Result<(String, BTreeSet<Scope>), CompanionError> {
+    let Some(obj) = params.as_object() else {
+        return Err(invalid("pairing.request takes {\"name\", \"scopes\"}", "", "expected an object"));
+    };
+    if let Some(k) = obj.keys().find(|k| *k != "name" && *k != "scopes") {
+        let k: String = k.chars().take(32).filter(|c| !c.is_control()).collect();
+        return Err(invalid("Unknown pairing parameter", &format!("/{k}"), "not allowed"));
+    }
+    let name = match obj.get("name") {
+        Some(Value::String(n)) if clean_name(n) => n.clone(),
+        Some(Value::String(_)) => {
+            return Err(invalid(
+                "The name must be 1..64 printable characters",
+                "/name",
+                "1..64 characters, no control characters",
+            ));
+        }
+        _ => return Err(invalid("pairing.request needs a name", "/name", "required string")),
+    };
+    let Some(Value::Array(list)) = obj.get("scopes") else {
+        return Err(invalid("pairing.request needs scopes", "/scopes", "required array of scopes"));
+    };
+    if list.is_empty() || list.len() > 16 {
+        return Err(invalid("Ask for at least one scope", "/scopes", "1..16 items"));
+    }
+    let mut scopes = BTreeSet::new();
+    let mut problems = Vec::new();
+    for (i, s) in list.iter().enumerate() {
+        match Scope::ALL.iter().find(|x| Some(x.as_str()) == s.as_str()) {
+            Some(scope) => {
+                scopes.insert(*scope);
+            }
+            None => problems.push(FieldProblem::new(
+                format!("/scopes/{i}"),
+                "unknown scope; one of discover, animate, notify, interact",
+            )),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(CompanionError::invalid_params("Unknown scope", problems));
+    }
+    Ok((name, scopes))
+}

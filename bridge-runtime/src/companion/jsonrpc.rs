@@ -1,0 +1,248 @@
+//! JSON-RPC 2.0 framing for the companion socket (CP-1-4, CP-8-1): one message per line
+//! (`\n`-terminated UTF-8 JSON), single calls and batches, the standard error objects, and a
+//! line reader that never buffers more than its limit. Used by the server ([`super::server`]) and
+//! by the CLI's client ([`super::cli`]).
+//!
+//! Standard errors (JSON-RPC 2.0 §5.1), each with `error.data = {"code": <string>, "retryable":
+//! false}` like every coded error (OQ-CP-12):
+//!
+//! | situation | `error.code` | `error.data.code` | `id` |
+//! | --- | --- | --- | --- |
+//! | not JSON / not UTF-8 | -32700 | `PARSE_ERROR` | `null` |
+//! | not a request object, empty or oversize batch, message over the size limit | -32600 | `INVALID_REQUEST` | the request's `id` if it is a string/number, else `null` |
+//! | unknown method | -32601 | `METHOD_NOT_FOUND` | the request's `id` |
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+
+/// `error.code` for a message that is not JSON (JSON-RPC "Parse error").
+pub const PARSE_ERROR: i64 = -32700;
+/// `error.code` for a message that is not a valid request (JSON-RPC "Invalid Request").
+pub const INVALID_REQUEST: i64 = -32600;
+
+/// One validated call from a message: a request (`id` present, possibly `null`) or a
+/// notification (`id` absent: executed, never answered).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// `Some(id)` for a request (a string, a number or `null`); `None` for a notification.
+    pub id: Option<Value>,
+    /// The method name, e.g. `"requests.create"`.
+    pub method: String,
+    /// `params` as sent (`null` when absent); an object or an array.
+    pub params: Value,
+}
+
+impl Call {
+    /// Whether the call is a notification (no `id` member): it gets no response.
+    pub fn is_notification(&self) -> bool {
+        self.id.is_none()
+    }
+}
+
+/// One element of an incoming message after validation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// A well-formed call.
+    Call(Call),
+    /// Not a valid request object: this is the complete error response to send (`-32600`).
+    Invalid(Value),
+}
+
+/// A parsed message: one call or a batch (a non-empty JSON array of calls).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A single request object.
+    One(Entry),
+    /// A batch; answered with an array of the responses that are not for notifications, or
+    /// nothing at all when every entry is a notification.
+    Batch(Vec<Entry>),
+}
+
+/// Parses one line. `Err` holds the complete error response to send instead: `-32700` for
+/// bytes that are not JSON, `-32600` for an empty batch or a batch longer than `max_batch`.
+pub fn parse(line: &[u8], max_batch: usize) -> Result<Incoming, Value> {
+    let value: Value = serde_json::from_slice(line).map_err(|_| {
+        failure(Value::Null, error_object(PARSE_ERROR, "Parse error: the message is not valid JSON", "PARSE_ERROR"))
+    })?;
+    match value {
+        Value::Array(items) if items.is_empty() => {
+            Err(invalid_request(Value::Null, "Invalid Request: an empty batch is not a request"))
+        }
+        Value::Array(items) if items.len() > max_batch => {
+            Err(invalid_request(Value::Null, &format!("Invalid Request: a batch may hold at most {max_batch} calls")))
+        }
+        Value::Array(items) => Ok(Incoming::Batch(items.into_iter().map(entry).collect())),
+        other => Ok(Incoming::One(entry(other))),
+    }
+}
+
+fn entry(value: Value) -> Entry {
+    let Value::Object(mut obj) = value else {
+        return Entry::Invalid(invalid_request(Value::Null, "Invalid Request: expected a request object"));
+    };
+    // A usable id is echoed even when the rest is wrong, so the client can match the error.
+    let id = match obj.remove("id") {
+        None => None,
+        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => Some(id),
+        Some(_) => {
+            return Entry::Invalid(invalid_request(Value::Null, "Invalid Request: `id` must be a string or a number"));
+        }
+    };
+    let reply_id = id.clone().unwrap_or(Value::Null);
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Entry::Invalid(invalid_request(reply_id, "Invalid Request: `jsonrpc` must be \"2.0\""));
+    }
+    let method = match obj.remove("method") {
+        Some(Value::String(m)) => m,
+        _ => return Entry::Invalid(invalid_request(reply_id, "Invalid Request: `method` must be a string")),
+    };
+    let params = match obj.remove("params") {
+        None => Value::Null,
+        Some(p @ (Value::Object(_) | Value::Array(_))) => p,
+        Some(_) => {
+            return Entry::Invalid(invalid_request(
+                reply_id,
+                "Invalid Request: `params` must be an object or an array",
+            ));
+        }
+    };
+    if let Some(extra) = obj.keys().find(|k| k.as_str() != "jsonrpc") {
+        let msg = format!("Invalid Request: unexpected member `{}`", truncate(extra, 32));
+        return Entry::Invalid(invalid_request(reply_id, &msg));
+    }
+    Entry::Call(Call { id, method, params })
+}
+
+fn truncate(s: &str, max_chars: usize) -> String {
+    s.chars().take(max_chars).filter(|c| !c.is_control()).collect()
+}
+
+/// A JSON-RPC error object `{"code", "message", "data": {"code": data_code, "retryable": false}}`
+/// for the protocol-level errors of this module.
+pub fn error_object(code: i64, message: &str, data_code: &str) -> Value {
+    json!({"code": code, "message": message, "data": {"code": data_code, "retryable": false}})
+}
+
+/// The `-32600` response for `id`.
+pub fn invalid_request(id: Value, message: &str) -> Value {
+    failure(id, error_object(INVALID_REQUEST, message, "INVALID_REQUEST"))
+}
+
+/// A success response `{"jsonrpc": "2.0", "id", "result"}`.
+pub fn success(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// An error response `{"jsonrpc": "2.0", "id", "error"}`.
+pub fn failure(id: Value, error: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": error})
+}
+
+/// A request `{"jsonrpc": "2.0", "id", "method", "params"}` (client side).
+pub fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A JSON-RPC error as a client receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    /// `error.code`.
+    pub code: i64,
+    /// `error.message`.
+    pub message: String,
+    /// `error.data` (`{"code": string, "retryable": bool, ...}` from this server), `Null` if absent.
+    pub data: Value,
+}
+
+impl RpcError {
+    /// `error.data.code`, the stable string code (OQ-CP-12), if present.
+    pub fn code_str(&self) -> Option<&str> {
+        self.data.get("code").and_then(Value::as_str)
+    }
+
+    /// `error.data.retryable` (false if absent).
+    pub fn retryable(&self) -> bool {
+        self.data.get("retryable").and_then(Value::as_bool).unwrap_or(false)
+    }
+}
+
+/// Splits a response into its `id` and outcome. `None` if `value` is not a JSON-RPC 2.0
+/// response object.
+pub fn parse_response(value: Value) -> Option<(Value, Result<Value, RpcError>)> {
+    let Value::Object(mut obj) = value else { return None };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return None;
+    }
+    let id = obj.remove("id")?;
+    match (obj.remove("result"), obj.remove("error")) {
+        (Some(result), None) => Some((id, Ok(result))),
+        (None, Some(Value::Object(mut err))) => {
+            let code = err.get("code").and_then(Value::as_i64)?;
+            let message = match err.remove("message") {
+                Some(Value::String(m)) => m,
+                _ => String::new(),
+            };
+            let data = err.remove("data").unwrap_or(Value::Null);
+            Some((id, Err(RpcError { code, message, data })))
+        }
+        _ => None,
+    }
+}
+
+/// What [`read_line`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line without its terminator (`\n`, and a `\r` before it). A last line cut by
+    /// end of input counts too.
+    Message(Vec<u8>),
+    /// The line exceeds the limit; at most `max` of its bytes were buffered.
+    TooLong,
+    /// End of input before any byte of a new line.
+    Eof,
+}
+
+/// Reads one `\n`-terminated line of at most `max` bytes (the `\n` excluded) into `buf`
+/// (cleared first). Never buffers more than `max` bytes, whatever the peer sends.
+pub async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    buf.clear();
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if buf.is_empty() { Line::Eof } else { Line::Message(take_line(buf)) });
+        }
+        match available.iter().position(|b| *b == b'\n') {
+            Some(i) => {
+                if buf.len() + i > max {
+                    return Ok(Line::TooLong);
+                }
+                buf.extend_from_slice(&available[..i]);
+                reader.consume(i + 1);
+                return Ok(Line::Message(take_line(buf)));
+            }
+            None => {
+                let n = available.len();
+                if buf.len() + n > max {
+                    return Ok(Line::TooLong);
+                }
+                buf.extend_from_slice(available);
+                reader.consume(n);
+            }
+        }
+    }
+}
+
+fn take_line(buf: &mut Vec<u8>) -> Vec<u8> {
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    std::mem::take(buf)
+}
+
+/// Whether `line` holds only whitespace (such lines are skipped, not answered).
+pub fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}

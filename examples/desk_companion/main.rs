@@ -1,0 +1,388 @@
+//! A terminal desktop companion (spec CP): two characters, a few styles, six capabilities, a
+//! private Unix socket for paired clients, and this terminal as the "screen" and keyboard.
+//!
+//! ```text
+//! cargo run --example desk_companion -- --socket /tmp/desk/companion.sock --data ./desk-data
+//! ```
+//!
+//! Bubbles, progress bars and questions appear here; answer questions by typing. Pairing
+//! requests from clients (`companion pair …`) must be approved here. Type `help` for the
+//! user's own controls (hide, pause, reduced motion, character, revoke).
+
+mod caps;
+
+use bridge_runtime::catalog::Scope;
+use bridge_runtime::companion::{
+    Auth, AuthConfig, ClientIdentity, CredentialStore, Engine, HideReason, PairingApprover, PairingReply,
+    PairingRequest, Presentation, Presenter, SqliteStore, server,
+};
+use clap::Parser;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+/// A terminal desktop companion speaking the companion protocol on a Unix socket.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// The Unix socket to listen on (its directory is created private, mode 0700).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// Where requests, results and paired clients are stored (created with mode 0700).
+    #[arg(long, default_value = "desk-companion-data")]
+    data: PathBuf,
+    /// Also serve the capabilities as MCP tools (`companion__…`) over streamable HTTP on this
+    /// loopback address, through the same engine.
+    #[arg(long, value_name = "ADDR")]
+    mcp_http: Option<SocketAddr>,
+}
+
+/// What the console task reacts to.
+enum Event {
+    Show(Presentation),
+    Update(Presentation),
+    Hide(String, HideReason),
+    Pair(PairingRequest, PairingReply),
+    Line(String),
+    InputClosed,
+}
+
+/// Renders requests in this terminal (the host's presentation, CP-1-2).
+struct TerminalPresenter(UnboundedSender<Event>);
+
+impl Presenter for TerminalPresenter {
+    fn show(&self, p: &Presentation, _: &Engine) {
+        let _ = self.0.send(Event::Show(p.clone()));
+    }
+    fn update(&self, p: &Presentation, _: &Engine) {
+        let _ = self.0.send(Event::Update(p.clone()));
+    }
+    fn hide(&self, request_id: &str, why: HideReason, _: &Engine) {
+        let _ = self.0.send(Event::Hide(request_id.to_owned(), why));
+    }
+}
+
+/// Asks the person at this terminal to approve pairings (CP-5-11): never automatic.
+struct TerminalApprover(UnboundedSender<Event>);
+
+impl PairingApprover for TerminalApprover {
+    fn review(&self, request: PairingRequest, reply: PairingReply) {
+        let _ = self.0.send(Event::Pair(request, reply));
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(args).await {
+        eprintln!("desk_companion: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    server::ensure_private_dir(&args.data)?;
+    let socket = args.socket.unwrap_or_else(server::default_socket_path);
+    let (tx, rx) = unbounded_channel();
+
+    // One registry for every surface: the bridge's catalog holds the capabilities, the engine
+    // reads the same one.
+    let bridge = bridge_runtime::Bridge::builder("desk-companion", env!("CARGO_PKG_VERSION")).spawn_headless(|_| {});
+    *bridge.catalog_handle().write().map_err(|_| "catalog lock")? = caps::catalog()?;
+    let engine = Engine::builder(bridge.catalog_handle())
+        .store(SqliteStore::open(args.data.join("requests.db"))?)
+        .presenter(TerminalPresenter(tx.clone()))
+        .start()?;
+    engine.set_current_character("robot");
+    let auth = Auth::new(
+        CredentialStore::open(args.data.join("clients.db"))?,
+        TerminalApprover(tx.clone()),
+        AuthConfig::default(),
+    )?;
+
+    println!("Desk companion: Robo is on your desk. Clients connect to {}", socket.display());
+    println!(
+        "Pair a client with: companion pair --name NAME --scopes discover,notify,interact --profile NAME --socket {}",
+        socket.display()
+    );
+    println!("Type `help` for your controls.");
+    spawn_stdin_reader(tx.clone());
+
+    if let Some(addr) = args.mcp_http {
+        bridge.enable_companion_tools(
+            engine.clone(),
+            ClientIdentity::external(
+                "mcp",
+                "MCP host",
+                [Scope::Discover, Scope::Notify, Scope::Interact, Scope::Animate],
+            ),
+        );
+        let b = bridge.clone();
+        tokio::spawn(async move {
+            if let Err(e) = bridge_runtime::mcp::serve_http(b, addr).await {
+                eprintln!("desk_companion: MCP over HTTP stopped: {e}");
+            }
+        });
+        println!("MCP tools at http://{addr}/mcp");
+    }
+
+    let console = tokio::spawn(console(rx, engine.clone(), auth.clone()));
+    tokio::select! {
+        served = server::serve_unix(engine, auth, &socket) => served?,
+        _ = tokio::signal::ctrl_c() => println!("\nBye."),
+        _ = console => println!("Bye."),
+    }
+    Ok(())
+}
+
+fn spawn_stdin_reader(tx: UnboundedSender<Event>) {
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match std::io::stdin().read_line(&mut line) {
+                Ok(0) | Err(_) => {
+                    let _ = tx.send(Event::InputClosed);
+                    return;
+                }
+                Ok(_) => {
+                    if tx.send(Event::Line(line.trim().to_owned())).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Something waiting for the user's next line.
+enum Prompt {
+    Choice { request_id: String, options: Vec<(String, String)> },
+    Text { request_id: String },
+    Pair { request: PairingRequest, reply: PairingReply },
+}
+
+/// The terminal: prints what the engine shows, feeds the user's answers back.
+async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
+    let mut prompts: VecDeque<Prompt> = VecDeque::new();
+    while let Some(event) = rx.recv().await {
+        match event {
+            Event::Show(p) => show(&p, &engine, &mut prompts),
+            Event::Update(p) => {
+                if p.capability == "progress.show" {
+                    println!("{} {}", who(&p), progress_bar(&p.params));
+                }
+            }
+            Event::Hide(id, why) => {
+                let before = prompts.len();
+                prompts.retain(|q| !matches!(q, Prompt::Choice { request_id, .. } | Prompt::Text { request_id } if *request_id == id));
+                if prompts.len() != before {
+                    let reason = why.reason.map(|r| json!(r)).unwrap_or(Value::Null);
+                    println!("  (question {id} ended: {} {reason})", json!(why.state));
+                    ask_next(&prompts);
+                }
+            }
+            Event::Pair(request, reply) => {
+                prompts.push_back(Prompt::Pair { request, reply });
+                if prompts.len() == 1 {
+                    ask_next(&prompts);
+                }
+            }
+            Event::Line(line) => match prompts.pop_front() {
+                Some(prompt) => {
+                    if let Some(again) = answer(prompt, &line, &engine) {
+                        prompts.push_front(again);
+                    }
+                    ask_next(&prompts);
+                }
+                None => {
+                    if !command(&line, &engine, &auth) {
+                        return;
+                    }
+                }
+            },
+            Event::InputClosed => {
+                println!("(stdin closed: questions and pairings can no longer be answered here; still serving)");
+            }
+        }
+    }
+}
+
+fn who(p: &Presentation) -> String {
+    let style = p.style.as_deref().unwrap_or("plain");
+    format!("[{} · {style}]", p.character)
+}
+
+fn show(p: &Presentation, engine: &Engine, prompts: &mut VecDeque<Prompt>) {
+    let from = &p.source.label;
+    let text = |key: &str| p.params.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    match p.capability.as_str() {
+        "notice.show" => {
+            let tone = p.params.get("tone").and_then(Value::as_str).unwrap_or("information");
+            println!("{} ({tone}) {}   — from {from}", who(p), text("text"));
+        }
+        "progress.show" => println!("{} {}   — from {from}", who(p), progress_bar(&p.params)),
+        "interaction.choose" => {
+            let options: Vec<(String, String)> = p.params["options"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|o| (o["id"].as_str().unwrap_or("").to_owned(), o["label"].as_str().unwrap_or("").to_owned()))
+                .collect();
+            println!("{} asks, for {from}: {}", who(p), text("title"));
+            prompts.push_back(Prompt::Choice { request_id: p.request_id.clone(), options });
+            if prompts.len() == 1 {
+                ask_next(prompts);
+            }
+        }
+        "interaction.text" => {
+            println!("{} asks, for {from}: {}", who(p), text("prompt"));
+            prompts.push_back(Prompt::Text { request_id: p.request_id.clone() });
+            if prompts.len() == 1 {
+                ask_next(prompts);
+            }
+        }
+        "animation.celebrate" | "vendor.com.example.desk.tail_swish" => {
+            let what = if p.capability == "animation.celebrate" { "celebrates!" } else { "swishes its tail" };
+            println!("{} *{} {what}* {}   — from {from}", who(p), p.character, text("message"));
+            finish_later(engine, &p.request_id, Duration::from_millis(1500));
+        }
+        other => println!("{} ({other})   — from {from}", who(p)),
+    }
+    // The content is on screen now (CP-3-14).
+    let _ = engine.displayed(&p.request_id);
+}
+
+fn finish_later(engine: &Engine, id: &str, after: Duration) {
+    let (engine, id) = (engine.downgrade(), id.to_owned());
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        if let Some(engine) = engine.upgrade() {
+            let _ = engine.finished(&id);
+        }
+    });
+}
+
+fn progress_bar(params: &Value) -> String {
+    let value = params.get("value").and_then(Value::as_f64).unwrap_or(0.0).clamp(0.0, 1.0);
+    let filled = (value * 20.0).round() as usize;
+    let label = params.get("label").and_then(Value::as_str).unwrap_or("");
+    format!("{label} [{}{}] {:.0}%", "#".repeat(filled), "-".repeat(20 - filled), value * 100.0)
+}
+
+fn ask_next(prompts: &VecDeque<Prompt>) {
+    match prompts.front() {
+        Some(Prompt::Choice { options, .. }) => {
+            let list: Vec<String> =
+                options.iter().enumerate().map(|(i, (_, label))| format!("{}) {label}", i + 1)).collect();
+            println!("  {}   — type a number, or /close", list.join("  "));
+        }
+        Some(Prompt::Text { .. }) => println!("  type your answer, or /close"),
+        Some(Prompt::Pair { request, .. }) => {
+            let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
+            let pid = request.peer_pid.map(|p| format!(", process {p}")).unwrap_or_default();
+            println!(
+                "A client calling itself \"{}\"{pid} asks to pair with scopes [{}]. Approve? [y/N]",
+                request.name,
+                scopes.join(", ")
+            );
+        }
+        None => {}
+    }
+}
+
+/// Applies the user's `line` to `prompt`; returns the prompt again when the line did not answer it.
+fn answer(prompt: Prompt, line: &str, engine: &Engine) -> Option<Prompt> {
+    match prompt {
+        Prompt::Choice { request_id, options } => {
+            if line == "/close" || line == "x" {
+                let _ = engine.view_closed(&request_id);
+                return None;
+            }
+            match line.parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| options.get(i)) {
+                Some((id, label)) => {
+                    println!("  you picked: {label}");
+                    let _ = engine.user_responded(&request_id, json!({"selectedId": id}));
+                    None
+                }
+                None => Some(Prompt::Choice { request_id, options }),
+            }
+        }
+        Prompt::Text { request_id } => {
+            if line == "/close" {
+                let _ = engine.view_closed(&request_id);
+            } else if engine.user_responded(&request_id, json!({"text": line})).is_err() {
+                println!("  (that answer was not accepted)");
+            }
+            None
+        }
+        Prompt::Pair { request, reply } => {
+            if matches!(line.to_ascii_lowercase().as_str(), "y" | "yes") {
+                if reply.approve_as_requested(&request) {
+                    println!("  paired \"{}\"", request.name);
+                } else {
+                    println!("  too late: the client stopped waiting; nothing was paired");
+                }
+            } else {
+                reply.deny();
+                println!("  refused");
+            }
+            None
+        }
+    }
+}
+
+/// The user's own controls. Returns false to quit.
+fn command(line: &str, engine: &Engine, auth: &Auth) -> bool {
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next()) {
+        (None, _) => {}
+        (Some("help"), _) => println!(
+            "hide | show | pause | resume | motion reduce|normal | character robot|cat | clients | revoke CLIENT_ID | quit"
+        ),
+        (Some("hide"), _) => {
+            engine.set_visible(false);
+            println!("Hidden: new requests are refused, open ones cancelled.");
+        }
+        (Some("show"), _) => {
+            engine.set_visible(true);
+            println!("Back on the desk.");
+        }
+        (Some("pause"), _) => {
+            engine.set_external_paused(true);
+            println!("External requests paused.");
+        }
+        (Some("resume"), _) => {
+            engine.set_external_paused(false);
+            println!("External requests resumed.");
+        }
+        (Some("motion"), Some(mode)) => {
+            engine.set_reduced_motion(mode == "reduce");
+            println!("Reduced motion: {}", mode == "reduce");
+        }
+        (Some("character"), Some(id)) => {
+            if engine.set_current_character(id) {
+                println!("Now showing {id}.");
+            } else {
+                println!("No character {id}.");
+            }
+        }
+        (Some("clients"), _) => {
+            for c in auth.clients() {
+                let scopes: Vec<&str> = c.scopes.iter().map(|s| s.as_str()).collect();
+                println!("{}  {}  [{}]", c.client_id, c.label, scopes.join(", "));
+            }
+        }
+        (Some("revoke"), Some(id)) => match auth.revoke(engine, id) {
+            Ok(true) => println!("Revoked {id}: its open requests were cancelled."),
+            Ok(false) => println!("No client {id}."),
+            Err(e) => println!("Could not revoke: {e}"),
+        },
+        (Some("quit"), _) => return false,
+        (Some(other), _) => println!("Unknown command {other}; type help."),
+    }
+    true
+}

@@ -1,0 +1,11 @@
+use bridge_runtime::prelude::*;
+
+struct Desk;
+
+#[bridge_actions(companion)]
+impl Desk {
+    #[bridge_action(id = "notice.show", version = "0.1.0", kind = "notice")]
+    fn notice_show(text: String) {}
+}
+
+fn main() {}
