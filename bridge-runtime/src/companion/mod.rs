@@ -14,9 +14,13 @@
 //!   confirmed (CP-4-20); records are kept for at least 24 h (CP-4-16); a restart fails unfinished
 //!   requests without replaying them (CP-4-21).
 //!
-//! Not here yet (later steps): the socket server, pairing and keys (the auth layer builds the
-//! [`ClientIdentity`] and calls [`Engine::client_revoked`]), the CLI, OpenRPC export (hook:
-//! [`params::params_schema`]), the MCP adapter.
+//! Around the engine:
+//! - [`server`]: JSON-RPC 2.0 over a private Unix socket (directory 0700, socket 0600, no TCP,
+//!   CP-5-12, CP-5-15), with `rpc.discover` returning the [`openrpc`] document;
+//! - [`auth`]: pairing confirmed by the user in the app, 256-bit keys stored only as digests,
+//!   scopes, revocation (CP-5);
+//! - [`cli`]: the `companion` command line (CP-6);
+//! - the MCP surface lives in [`crate::mcp::CompanionTools`] (CP-1-4).
 
 pub mod auth;
 pub mod cli;
