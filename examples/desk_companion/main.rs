@@ -285,7 +285,8 @@ fn ask_next(prompts: &VecDeque<Prompt>) {
             let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
             let pid = request.peer_pid.map(|p| format!(", process {p}")).unwrap_or_default();
             println!(
-                "A client calling itself \"{}\"{pid} asks to pair with scopes [{}]. Approve? [y/N]",
+                "A client calling itself \"{}\"{pid} asks to pair with scopes [{}]. Its requests and results are kept \
+                 at least 24 hours, then deleted; `revoke` undoes a pairing. Approve? [y/N]",
                 request.name,
                 scopes.join(", ")
             );
