@@ -101,7 +101,9 @@ fn pair_create_answer_wait() {
             ],
         )
     });
-    companion.expect_line("asks to pair");
+    // CP-4-17: retention is explained before the user approves the pairing.
+    let prompt = companion.expect_line("asks to pair");
+    assert!(prompt.contains("kept at least 24 hours"), "{prompt}");
     companion.type_line("y");
     let (code, paired) = pairing.join().unwrap();
     assert_eq!(code, 0, "{paired}");
@@ -121,6 +123,9 @@ fn pair_create_answer_wait() {
     let (code, created) = cli(&dir, &["--json", "requests", "create", "--file", request.to_str().unwrap()]);
     assert_eq!(code, 0, "{created}");
     let id = created["requestId"].as_str().unwrap().to_owned();
+    // CP-3-6: acceptance is not display, and certainly not an answer.
+    assert!(created["result"].is_null());
+    assert!(matches!(created["state"].as_str(), Some("queued" | "running")), "{created}");
     companion.expect_line("Deploy now?");
     companion.expect_line("type a number");
     companion.type_line("1");

@@ -127,6 +127,9 @@ async def walkthrough(client: Client, rec: Recorder, ordered: bool) -> None:
     for t in tools.values():
         assert t.input_schema["type"] == "object" and "properties" in t.input_schema
         assert t.output_schema["type"] == "object" and "$schema" not in t.input_schema
+    # GB-1.3-2: every write is window-level: each tool belongs to a window in the snapshot, or to the app.
+    window_ids = {w["id"] for w in snap["windows"]}
+    assert all(name.split("__", 1)[0] in window_ids | {"app"} for name in tools), sorted(tools)
     assert "expectedVersion" in tools["w-A__edit_field"].input_schema["properties"]  # GB-5.5-1
     assert "expectedVersion" not in tools["w-C__load_rows"].input_schema["properties"]
     assert tools["w-A__submit"].annotations.destructive_hint is True  # GB-5.6-1
@@ -211,7 +214,8 @@ async def walkthrough(client: Client, rec: Recorder, ordered: bool) -> None:
 
     # GB-12.5-1, GB-12.1-2: windows came and went, the resource list never changed.
     assert [r.uri for r in (await client.list_resources()).resources] == ["app://windows"]
-    # GB-6-5, GB-6-7: the only notifications are resources/updated and tools/list_changed.
+    # GB-6-5, GB-6-7, GB-4.1-3: the only notifications are resources/updated (for app://windows
+    # itself) and tools/list_changed.
     assert rec.others == [], rec.others
 
 
