@@ -12,9 +12,10 @@ if ! .venv/bin/python -c 'import mcp, pytest' 2>/dev/null; then
   .venv/bin/pip install --quiet --disable-pip-version-check 'mcp==2.3.0' 'pytest>=8'
 fi
 
+# The example servers and the companion CLI are run as real processes by the end-to-end tests.
+cargo build --workspace --bins --examples
 cargo test --workspace --all-targets
 cargo test --workspace --doc
-cargo build --example order_editor
 .venv/bin/python -m pytest -q tests/python
 
 # OpenRPC: the reference validator (@open-rpc/schema-utils-js 2.2.1, tests/openrpc/) on every

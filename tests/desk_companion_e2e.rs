@@ -52,7 +52,7 @@ fn cli(dir: &std::path::Path, args: &[&str]) -> (i32, Value) {
         .env("COMPANION_CONFIG_DIR", dir.join("cfg"))
         .env("COMPANION_SOCKET", dir.join("run/companion.sock"))
         .output()
-        .expect("run the companion CLI (built by `cargo test --workspace`)");
+        .expect("run the companion CLI: `cargo build --workspace --bins --examples` first (./test.sh does)");
     let stdout = String::from_utf8(out.stdout).unwrap();
     let value =
         serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {stdout}"));
@@ -73,7 +73,7 @@ fn pair_create_answer_wait() {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("start the desk_companion example (built by `cargo test --workspace`)");
+        .expect("start the desk_companion example: `cargo build --workspace --bins --examples` first (./test.sh does)");
     let (tx, lines) = mpsc::channel();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
