@@ -82,7 +82,7 @@ fn pair_create_answer_wait() {
         }
     });
     let mut companion = Companion { child, lines };
-    companion.expect_line("Type `help`");
+    companion.expect_line("Type /help");
 
     // Pairing waits for the person at the companion's terminal.
     let pair_dir = dir.clone();
@@ -133,6 +133,24 @@ fn pair_create_answer_wait() {
     assert_eq!(code, 0, "{done}");
     assert_eq!(done["state"], "completed");
     assert_eq!(done["result"]["selectedId"], "yes");
+
+    // CP-6-6, OQ-CP-20: a client's text is shown as plain text: escape sequences and newlines are
+    // displayed escaped, never interpreted by the user's terminal.
+    let notice = dir.join("notice.json");
+    std::fs::write(&notice, r#"{"capability":"notice.show","params":{"text":"A\u001b[2J\nB"},"timeoutMs":10000}"#)
+        .unwrap();
+    let (code, created) = cli(&dir, &["--json", "requests", "create", "--file", notice.to_str().unwrap()]);
+    assert_eq!(code, 0, "{created}");
+    let shown = companion.expect_line("— from Build bot");
+    assert!(shown.contains(r"A\u{001b}[2J\u{000a}B"), "{shown:?}");
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+
+    // The user's own controls work even while a client's question is open.
+    let (code, _) = cli(&dir, &["--json", "requests", "create", "--file", request.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    companion.expect_line("type a number");
+    companion.type_line("/clients");
+    companion.expect_line("Build bot  [");
     drop(companion);
     let _ = std::fs::remove_dir_all(&dir);
 }

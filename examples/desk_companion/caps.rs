@@ -48,7 +48,6 @@ pub struct ChooseOption {
     pub id: String,
     /// Button text.
     #[schemars(length(min = 1, max = 24))]
-    #[allow(dead_code)] // shown by the presenter from the raw params; here for the schema
     pub label: String,
 }
 
@@ -108,14 +107,17 @@ impl Desk {
     /// closing the question cancels it.
     #[bridge_action(id = "interaction.choose", version = "0.1.0", kind = "interaction", interaction = "choice", output = ChooseResult, check_result = selected_in_options, timeout_ms(min = 5000, max = 600_000))]
     fn interaction_choose(#[bridge(args)] p: ChooseParams) -> Result<(), ActionError> {
-        let mut seen = HashSet::new();
-        let duplicates: Vec<FieldError> = p
-            .options
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| !seen.insert(o.id.as_str()))
-            .map(|(i, _)| FieldError::new(format!("/options/{i}/id"), "duplicate id"))
-            .collect();
+        // Ids must be unique (CP-2-23); so must labels, or the user could not tell options apart.
+        let (mut ids, mut labels) = (HashSet::new(), HashSet::new());
+        let mut duplicates = Vec::new();
+        for (i, o) in p.options.iter().enumerate() {
+            if !ids.insert(o.id.as_str()) {
+                duplicates.push(FieldError::new(format!("/options/{i}/id"), "duplicate id"));
+            }
+            if !labels.insert(o.label.trim().to_lowercase()) {
+                duplicates.push(FieldError::new(format!("/options/{i}/label"), "duplicate label"));
+            }
+        }
         if duplicates.is_empty() { Ok(()) } else { Err(ActionError::fields(duplicates)) }
     }
 

@@ -11,15 +11,13 @@
 
 mod caps;
 
-use bridge_runtime::catalog::Scope;
 use bridge_runtime::companion::{
-    Auth, AuthConfig, ClientIdentity, CredentialStore, Engine, HideReason, PairingApprover, PairingReply,
-    PairingRequest, Presentation, Presenter, SqliteStore, server,
+    Auth, AuthConfig, CredentialStore, Engine, HideReason, PairingApprover, PairingReply, PairingRequest, Presentation,
+    Presenter, SqliteStore, server,
 };
 use clap::Parser;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -34,10 +32,6 @@ struct Args {
     /// Where requests, results and paired clients are stored (created with mode 0700).
     #[arg(long, default_value = "desk-companion-data")]
     data: PathBuf,
-    /// Also serve the capabilities as MCP tools (`companion__…`) over streamable HTTP on this
-    /// loopback address, through the same engine.
-    #[arg(long, value_name = "ADDR")]
-    mcp_http: Option<SocketAddr>,
 }
 
 /// What the console task reacts to.
@@ -88,11 +82,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let socket = args.socket.unwrap_or_else(server::default_socket_path);
     let (tx, rx) = unbounded_channel();
 
-    // One registry for every surface: the bridge's catalog holds the capabilities, the engine
-    // reads the same one.
-    let bridge = bridge_runtime::Bridge::builder("desk-companion", env!("CARGO_PKG_VERSION")).spawn_headless(|_| {});
-    *bridge.catalog_handle().write().map_err(|_| "catalog lock")? = caps::catalog()?;
-    let engine = Engine::builder(bridge.catalog_handle())
+    // The one registry: the socket API, `rpc.discover` and the exported files all read it.
+    let catalog = std::sync::Arc::new(std::sync::RwLock::new(caps::catalog()?));
+    let engine = Engine::builder(catalog)
         .store(SqliteStore::open(args.data.join("requests.db"))?)
         .presenter(TerminalPresenter(tx.clone()))
         .start()?;
@@ -108,26 +100,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         "Pair a client with: companion pair --name NAME --scopes discover,notify,interact --profile NAME --socket {}",
         socket.display()
     );
-    println!("Type `help` for your controls.");
+    println!("Type /help for your controls.");
     spawn_stdin_reader(tx.clone());
-
-    if let Some(addr) = args.mcp_http {
-        bridge.enable_companion_tools(
-            engine.clone(),
-            ClientIdentity::external(
-                "mcp",
-                "MCP host",
-                [Scope::Discover, Scope::Notify, Scope::Interact, Scope::Animate],
-            ),
-        );
-        let b = bridge.clone();
-        tokio::spawn(async move {
-            if let Err(e) = bridge_runtime::mcp::serve_http(b, addr).await {
-                eprintln!("desk_companion: MCP over HTTP stopped: {e}");
-            }
-        });
-        println!("MCP tools at http://{addr}/mcp");
-    }
 
     let console = tokio::spawn(console(rx, engine.clone(), auth.clone()));
     tokio::select! {
@@ -191,6 +165,14 @@ async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
                     ask_next(&prompts);
                 }
             }
+            // `/command` is always the user's own control, even while a question is open, so a
+            // client can never lock the user out by keeping questions on screen.
+            Event::Line(line) if line.starts_with('/') && line != "/close" => {
+                if !command(&line[1..], &engine, &auth) {
+                    return;
+                }
+                ask_next(&prompts);
+            }
             Event::Line(line) => match prompts.pop_front() {
                 Some(prompt) => {
                     if let Some(again) = answer(prompt, &line, &engine) {
@@ -211,17 +193,29 @@ async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
     }
 }
 
+/// Client-supplied text as plain text (CP-6-6, OQ-CP-20): control characters (escape sequences,
+/// newlines, carriage returns) and bidirectional/line-separator overrides are shown escaped,
+/// never interpreted by the terminal.
+fn plain(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            let invisible = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}');
+            if c.is_control() || invisible { format!("\\u{{{:04x}}}", c as u32) } else { c.to_string() }
+        })
+        .collect()
+}
+
 fn who(p: &Presentation) -> String {
     let style = p.style.as_deref().unwrap_or("plain");
     format!("[{} · {style}]", p.character)
 }
 
 fn show(p: &Presentation, engine: &Engine, prompts: &mut VecDeque<Prompt>) {
-    let from = &p.source.label;
-    let text = |key: &str| p.params.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    let from = plain(&p.source.label);
+    let text = |key: &str| plain(p.params.get(key).and_then(Value::as_str).unwrap_or(""));
     match p.capability.as_str() {
         "notice.show" => {
-            let tone = p.params.get("tone").and_then(Value::as_str).unwrap_or("information");
+            let tone = plain(p.params.get("tone").and_then(Value::as_str).unwrap_or("information"));
             println!("{} ({tone}) {}   — from {from}", who(p), text("text"));
         }
         "progress.show" => println!("{} {}   — from {from}", who(p), progress_bar(&p.params)),
@@ -230,7 +224,7 @@ fn show(p: &Presentation, engine: &Engine, prompts: &mut VecDeque<Prompt>) {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|o| (o["id"].as_str().unwrap_or("").to_owned(), o["label"].as_str().unwrap_or("").to_owned()))
+                .map(|o| (o["id"].as_str().unwrap_or("").to_owned(), plain(o["label"].as_str().unwrap_or(""))))
                 .collect();
             println!("{} asks, for {from}: {}", who(p), text("title"));
             prompts.push_back(Prompt::Choice { request_id: p.request_id.clone(), options });
@@ -269,7 +263,7 @@ fn finish_later(engine: &Engine, id: &str, after: Duration) {
 fn progress_bar(params: &Value) -> String {
     let value = params.get("value").and_then(Value::as_f64).unwrap_or(0.0).clamp(0.0, 1.0);
     let filled = (value * 20.0).round() as usize;
-    let label = params.get("label").and_then(Value::as_str).unwrap_or("");
+    let label = plain(params.get("label").and_then(Value::as_str).unwrap_or(""));
     format!("{label} [{}{}] {:.0}%", "#".repeat(filled), "-".repeat(20 - filled), value * 100.0)
 }
 
@@ -287,7 +281,7 @@ fn ask_next(prompts: &VecDeque<Prompt>) {
             println!(
                 "A client calling itself \"{}\"{pid} asks to pair with scopes [{}]. Its requests and results are kept \
                  at least 24 hours, then deleted; `revoke` undoes a pairing. Approve? [y/N]",
-                request.name,
+                plain(&request.name),
                 scopes.join(", ")
             );
         }
@@ -301,6 +295,7 @@ fn answer(prompt: Prompt, line: &str, engine: &Engine) -> Option<Prompt> {
         Prompt::Choice { request_id, options } => {
             if line == "/close" || line == "x" {
                 let _ = engine.view_closed(&request_id);
+                println!("  closed: the asker gets a cancellation, not an answer");
                 return None;
             }
             match line.parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| options.get(i)) {
@@ -313,8 +308,12 @@ fn answer(prompt: Prompt, line: &str, engine: &Engine) -> Option<Prompt> {
             }
         }
         Prompt::Text { request_id } => {
+            if line.is_empty() {
+                return Some(Prompt::Text { request_id });
+            }
             if line == "/close" {
                 let _ = engine.view_closed(&request_id);
+                println!("  closed: the asker gets a cancellation, not an answer");
             } else if engine.user_responded(&request_id, json!({"text": line})).is_err() {
                 println!("  (that answer was not accepted)");
             }
@@ -323,7 +322,7 @@ fn answer(prompt: Prompt, line: &str, engine: &Engine) -> Option<Prompt> {
         Prompt::Pair { request, reply } => {
             if matches!(line.to_ascii_lowercase().as_str(), "y" | "yes") {
                 if reply.approve_as_requested(&request) {
-                    println!("  paired \"{}\"", request.name);
+                    println!("  paired \"{}\"", plain(&request.name));
                 } else {
                     println!("  too late: the client stopped waiting; nothing was paired");
                 }
@@ -342,7 +341,8 @@ fn command(line: &str, engine: &Engine, auth: &Auth) -> bool {
     match (words.next(), words.next()) {
         (None, _) => {}
         (Some("help"), _) => println!(
-            "hide | show | pause | resume | motion reduce|normal | character robot|cat | clients | revoke CLIENT_ID | quit"
+            "/hide | /show | /pause | /resume | /motion reduce|normal | /character robot|cat | /clients | /revoke CLIENT_ID | /quit \
+             (the slash is optional when no question is open; /close closes the open question)"
         ),
         (Some("hide"), _) => {
             engine.set_visible(false);
@@ -354,7 +354,7 @@ fn command(line: &str, engine: &Engine, auth: &Auth) -> bool {
         }
         (Some("pause"), _) => {
             engine.set_external_paused(true);
-            println!("External requests paused.");
+            println!("External requests paused: new ones are refused, open ones cancelled.");
         }
         (Some("resume"), _) => {
             engine.set_external_paused(false);
@@ -374,7 +374,7 @@ fn command(line: &str, engine: &Engine, auth: &Auth) -> bool {
         (Some("clients"), _) => {
             for c in auth.clients() {
                 let scopes: Vec<&str> = c.scopes.iter().map(|s| s.as_str()).collect();
-                println!("{}  {}  [{}]", c.client_id, c.label, scopes.join(", "));
+                println!("{}  {}  [{}]", c.client_id, plain(&c.label), scopes.join(", "));
             }
         }
         (Some("revoke"), Some(id)) => match auth.revoke(engine, id) {
@@ -383,7 +383,7 @@ fn command(line: &str, engine: &Engine, auth: &Auth) -> bool {
             Err(e) => println!("Could not revoke: {e}"),
         },
         (Some("quit"), _) => return false,
-        (Some(other), _) => println!("Unknown command {other}; type help."),
+        (Some(other), _) => println!("Unknown command {}; type /help.", plain(other)),
     }
     true
 }
