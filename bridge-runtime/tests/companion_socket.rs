@@ -776,3 +776,29 @@ mod framing {
         }
     }
 }
+
+// CP-7-8 (disconnects), CP-4-5, CP-3-23: a client that drops its connection in the middle of
+// `requests.wait` cancels nothing; the user can still answer; the client, reconnecting, queries
+// the outcome first and finds its answer — nothing is re-created or replayed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disconnect_mid_wait_loses_nothing() {
+    let mut h = start().await;
+    let (mut conn, creds) = h.client("Flaky agent").await;
+    let created = conn.ok("requests.create", choose_request()).await;
+    let id = created["requestId"].as_str().unwrap().to_owned();
+    h.expect_show(&id).await;
+    conn.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "requests.wait", "params": {"requestId": id, "waitMs": 30_000}}),
+    )
+    .await;
+    drop(conn);
+    h.engine.user_responded(&id, json!({"selectedId": "no"})).unwrap();
+    let mut again = h.connect().await;
+    again.authenticate(&creds).await;
+    let got = again.ok("requests.get", json!({"requestId": id})).await;
+    assert_eq!(got["state"], "completed");
+    assert_eq!(got["result"], json!({"selectedId": "no"}));
+    // The same idempotent view from a retried wait: no new request, same id.
+    let waited = again.ok("requests.wait", json!({"requestId": id, "waitMs": 1000})).await;
+    assert_eq!(waited["requestId"], id.as_str());
+}
