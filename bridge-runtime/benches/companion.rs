@@ -420,7 +420,15 @@ fn wakeup(rt: &tokio::runtime::Runtime, store: StoreKind, samples: usize) {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; a filter argument selects `throughput` or `wakeup`.
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this without it: then only
+    // a smoke run (a few requests per path) checks that the bench still works.
+    if !std::env::args().any(|a| a == "--bench") {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+        rt.block_on(throughput(StoreKind::Memory, 2, 2, 20, 1));
+        wakeup(&rt, StoreKind::Memory, 20);
+        return;
+    }
+    // A filter argument selects `throughput` or `wakeup`.
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let want = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
