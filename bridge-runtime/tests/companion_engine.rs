@@ -351,6 +351,75 @@ async fn reduced_motion_routes_animations_through_fallback() {
     assert_eq!(d["availability"]["reducedMotion"], true);
 }
 
+// CP-2-29, CP-2-30, CP-4-15, CP-7-8 "accessibility/reduced motion": reduced motion turned on while
+// animations are still queued (accepted, never shown) takes the same fallback path when they reach
+// the display slot: with allowFallback the declared notice is shown instead (resolvedCapability,
+// mapped params and fallbackReason recorded, new revision); without it the request ends
+// cancelled/reduced_motion. No animation is ever shown while reduced motion is on.
+#[tokio::test(start_paused = true)]
+async fn reduced_motion_applies_to_queued_animations() {
+    let mut f = start();
+    let a = agent("a");
+    // Hold the display slot so that the animations stay queued.
+    let progress =
+        create(&f.engine, &a, create_body("progress.show", json!({"label": "Build", "value": 0.1}), 600_000)).await;
+    let progress_id = id_of(&progress);
+    expect_show(&mut f.events, &progress_id).await;
+    let mut body = create_body("animation.celebrate", json!({"message": "Shipped!"}), 60_000);
+    body["allowFallback"] = json!(true);
+    let allowed = create(&f.engine, &a, body).await;
+    let plain = create(&f.engine, &a, create_body("animation.celebrate", json!({}), 60_000)).await;
+    let then = create(&f.engine, &a, create_body("notice.show", json!({"text": "after"}), 60_000)).await;
+    for s in [&allowed, &plain] {
+        assert_eq!((state(s), s["resolvedCapability"].as_str()), ("queued", Some("animation.celebrate")));
+    }
+    let allowed_id = id_of(&allowed);
+    let plain_id = id_of(&plain);
+
+    f.engine.set_reduced_motion(true);
+    let s = f.engine.call(
+        &a,
+        "requests.update",
+        json!({"requestId": progress_id, "expectedRevision": 2, "complete": true}),
+    );
+    assert_eq!(state(&s.await.unwrap()), "completed");
+
+    // Allowed: the declared reduced-motion fallback, params through its map.
+    let mut shown = Vec::new();
+    for e in drain(&mut f.events).await {
+        if let PresenterEvent::Show(p) = e {
+            shown.push(p);
+        }
+    }
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert_eq!(shown[0].request_id, allowed_id);
+    assert_eq!(shown[0].capability, "notice.show");
+    assert_eq!(shown[0].params, json!({"text": "Shipped!", "tone": "success"}));
+    let s = get(&f.engine, &a, &allowed_id).await.unwrap();
+    assert_eq!(state(&s), "running");
+    assert_eq!(s["capability"], "animation.celebrate");
+    assert_eq!(s["resolvedCapability"], "notice.show");
+    assert_eq!(s["fallbackReason"], "reduced_motion");
+    assert_eq!(s["revision"].as_u64().unwrap(), allowed["revision"].as_u64().unwrap() + 2);
+
+    // Not allowed: never shown, cancelled with a clear reason; the slot goes to the next request.
+    f.engine.view_closed(&allowed_id).unwrap();
+    let s = get(&f.engine, &a, &plain_id).await.unwrap();
+    assert_eq!((state(&s), s["terminalReason"].as_str()), ("cancelled", Some("reduced_motion")));
+    assert_eq!(s["resolvedCapability"], "animation.celebrate");
+    assert_eq!(s["fallbackReason"], Value::Null);
+    assert_eq!(s["displayedAt"], Value::Null);
+    let shown: Vec<String> = drain(&mut f.events)
+        .await
+        .into_iter()
+        .filter_map(|e| match e {
+            PresenterEvent::Show(p) => Some(p.request_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, [id_of(&then)]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Authorisation and identity
 

@@ -11,24 +11,37 @@ use companion_support::*;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 const DAY_MS: u64 = 24 * 60 * 60 * 1000;
 
-/// A store whose writes fail while `fail` is set (a full disk, a locked file).
+/// A store whose writes fail while `fail` is set (a full disk, a locked file), except for the
+/// next `pass` writes.
 struct FailingStore {
     inner: SqliteStore,
     fail: Arc<AtomicBool>,
+    pass: Arc<AtomicUsize>,
 }
 
 impl FailingStore {
     fn new() -> (Self, Arc<AtomicBool>) {
+        let (store, fail, _) = Self::with_pass();
+        (store, fail)
+    }
+    fn with_pass() -> (Self, Arc<AtomicBool>, Arc<AtomicUsize>) {
         let fail = Arc::new(AtomicBool::new(false));
-        (Self { inner: SqliteStore::in_memory().unwrap(), fail: fail.clone() }, fail)
+        let pass = Arc::new(AtomicUsize::new(0));
+        (Self { inner: SqliteStore::in_memory().unwrap(), fail: fail.clone(), pass: pass.clone() }, fail, pass)
     }
     fn check(&self) -> Result<(), StoreError> {
-        if self.fail.load(Ordering::SeqCst) { Err(StoreError("disk I/O error".into())) } else { Ok(()) }
+        if !self.fail.load(Ordering::SeqCst)
+            || self.pass.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok()
+        {
+            Ok(())
+        } else {
+            Err(StoreError("disk I/O error".into()))
+        }
     }
 }
 
@@ -128,6 +141,47 @@ async fn timer_transitions_wait_for_a_working_store() {
     let s = get(&f.engine, &a, &id).await.unwrap();
     assert_eq!(s["state"], "expired");
     assert_eq!(s["terminalReason"], "timeout");
+}
+
+// CP-4-20, CP-2-29, CP-4-15: a queued animation that must switch to its reduced-motion fallback
+// when it reaches the display slot is shown only once the switch is stored: while the write
+// fails nothing is shown (neither the animation nor the fallback), and the retry shows the
+// fallback.
+#[tokio::test(start_paused = true)]
+async fn a_reduced_motion_switch_is_stored_before_anything_is_shown() {
+    let (store, fail, pass) = FailingStore::with_pass();
+    let mut f = start_with(EngineConfig::default(), store);
+    let a = agent("a");
+    let holder =
+        id_of(&create(&f.engine, &a, create_body("progress.show", json!({"label": "x", "value": 0}), 60_000)).await);
+    expect_show(&mut f.events, &holder).await;
+    let mut body = create_body("animation.celebrate", json!({}), 60_000);
+    body["allowFallback"] = json!(true);
+    let id = id_of(&create(&f.engine, &a, body).await);
+    f.engine.set_reduced_motion(true);
+
+    // The slot is released (that write passes), but the display start with the switch fails.
+    pass.store(1, Ordering::SeqCst);
+    fail.store(true, Ordering::SeqCst);
+    f.engine.view_closed(&holder).unwrap();
+    let shows = |events: Vec<PresenterEvent>| {
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                PresenterEvent::Show(p) => Some((p.request_id, p.capability)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shows(drain(&mut f.events).await), []);
+    let s = get(&f.engine, &a, &id).await.unwrap();
+    assert_eq!((s["state"].as_str(), s["resolvedCapability"].as_str()), (Some("queued"), Some("animation.celebrate")));
+
+    fail.store(false, Ordering::SeqCst);
+    advance_ms(1_000).await;
+    assert_eq!(shows(drain(&mut f.events).await), [(id.clone(), "notice.show".to_owned())]);
+    let s = get(&f.engine, &a, &id).await.unwrap();
+    assert_eq!((s["state"].as_str(), s["fallbackReason"].as_str()), (Some("running"), Some("reduced_motion")));
 }
 
 // CP-4-21, CP-4-5, CP-3-8, CP-7-8 "restart": after a restart on the same file, finished requests

@@ -66,6 +66,10 @@ pub enum TerminalReason {
     KeyRevoked,
     /// `cancelled`: the user hid the sprite or paused external interaction (CP-4-15).
     RuntimeUnavailable,
+    /// `cancelled`: the user turned on reduced motion while an animation was still queued, and the
+    /// request did not allow (or the capability does not declare) a `reduced_motion` fallback
+    /// (CP-2-29, CP-4-15); an animation is never shown while reduced motion is on.
+    ReducedMotion,
     /// `expired`: the deadline passed (CP-3-17).
     Timeout,
     /// `failed`: the app restarted while the request was unfinished; never replayed (CP-4-21).

@@ -5,10 +5,10 @@
 use super::model::{Presentation, RequestSnapshot, RequestState, Source, TerminalReason};
 use super::presenter::HideReason;
 use super::store::{Store, StoreError, StoredRequest, Tombstone, TombstoneReason};
-use crate::catalog::{CapabilityKind, Catalog, Completion, QueueMode};
+use crate::catalog::{CapabilityKind, Catalog, Completion, FallbackReason, QueueMode, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use tokio::sync::mpsc;
 
 /// How long a failed timer-driven write waits before it is retried, ms.
@@ -23,7 +23,9 @@ pub struct RuntimeSettings {
     /// Whether external interaction is paused: like hidden, for external clients only.
     pub external_paused: bool,
     /// The user prefers reduced motion: animations take their declared `reduced_motion`
-    /// fallback (if the caller allowed it) or are rejected with `UNSUPPORTED_CAPABILITY`.
+    /// fallback (if the caller allowed it) or are rejected with `UNSUPPORTED_CAPABILITY`;
+    /// animations accepted earlier but still queued get the same treatment when they reach the
+    /// display slot, or end `cancelled`/`reduced_motion`.
     pub reduced_motion: bool,
     /// The user's current character (`None` = the first registered one).
     pub current_character: Option<String>,
@@ -63,6 +65,13 @@ pub(crate) struct Record {
     pub terminal_at: Option<i64>,
     /// Acceptance order.
     pub seq: u64,
+    /// The caller set `allowFallback` (CP-2-29): a reduced-motion downgrade decided later, when
+    /// the request reaches the display slot, may use the declared fallback.
+    #[serde(default)]
+    pub allow_fallback: bool,
+    /// The client's scopes at acceptance: a later fallback needs them just as a create does.
+    #[serde(default)]
+    pub scopes: BTreeSet<Scope>,
 }
 
 impl Record {
@@ -224,42 +233,76 @@ impl State {
 
     /// Gives the free display slot to the next queued request: round robin across clients (the
     /// client served least recently first), FIFO within a client (CP-4-12).
-    pub fn schedule(&mut self, now: i64) {
-        if self.slot.is_some() || !self.settings.visible {
+    ///
+    /// Reduced motion (CP-2-29, CP-4-15): a request whose resolved capability is an animation is
+    /// never shown while reduced motion is on. It switches to its declared `reduced_motion`
+    /// fallback if the caller allowed fallbacks (same rules as `requests.create`), persisted in the
+    /// same write as the display start; otherwise it ends `cancelled`/`reduced_motion` and the
+    /// next request is considered. A failed write shows nothing and is retried.
+    pub fn schedule(&mut self, catalog: &Catalog, now: i64) {
+        loop {
+            if self.slot.is_some() || !self.settings.visible {
+                return;
+            }
+            let paused = self.settings.external_paused;
+            let next = self
+                .live_records()
+                .filter(|r| {
+                    r.state() == RequestState::Queued && (r.internal || !paused) && !self.revoked.contains(&r.client_id)
+                })
+                .min_by_key(|r| (self.last_grant.get(&r.client_id).copied().unwrap_or(0), r.seq))
+                .cloned();
+            let Some(mut rec) = next else { return };
+            let animation = catalog
+                .capability(&rec.snapshot.resolved_capability)
+                .is_some_and(|c| c.kind() == CapabilityKind::Animation);
+            if self.settings.reduced_motion && animation {
+                match super::engine::reduced_motion_downgrade(catalog, &rec) {
+                    Some(down) => {
+                        rec.snapshot.resolved_capability = down.capability;
+                        rec.snapshot.resolved_style = down.style;
+                        rec.snapshot.fallback_reason = Some(FallbackReason::ReducedMotion);
+                        rec.resolved_params = Some(down.params);
+                        rec.snapshot.revision += 1;
+                    }
+                    None => {
+                        rec.terminate(RequestState::Cancelled, Some(TerminalReason::ReducedMotion), None, now);
+                        let id = rec.id().to_owned();
+                        if let Err(e) = self.commit(vec![rec]) {
+                            tracing::warn!(error = %e, "companion: could not record a reduced-motion cancel; will retry");
+                            self.retry_at = Some(now + RETRY_MS);
+                            return;
+                        }
+                        tracing::debug!(request_id = %id, "companion: queued animation cancelled for reduced motion");
+                        continue;
+                    }
+                }
+            }
+            rec.snapshot.state = RequestState::Running;
+            rec.snapshot.revision += 1;
+            let presentation = rec.presentation();
+            let client = rec.client_id.clone();
+            let id = rec.id().to_owned();
+            match self.commit(vec![rec]) {
+                Ok(()) => {
+                    self.slot = Some(id);
+                    self.grants += 1;
+                    self.last_grant.insert(client, self.grants);
+                    self.emit(Effect::Show(presentation));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "companion: could not record a display start; will retry");
+                    self.retry_at = Some(now + RETRY_MS);
+                }
+            }
             return;
-        }
-        let paused = self.settings.external_paused;
-        let next = self
-            .live_records()
-            .filter(|r| {
-                r.state() == RequestState::Queued && (r.internal || !paused) && !self.revoked.contains(&r.client_id)
-            })
-            .min_by_key(|r| (self.last_grant.get(&r.client_id).copied().unwrap_or(0), r.seq))
-            .cloned();
-        let Some(mut rec) = next else { return };
-        rec.snapshot.state = RequestState::Running;
-        rec.snapshot.revision += 1;
-        let presentation = rec.presentation();
-        let client = rec.client_id.clone();
-        let id = rec.id().to_owned();
-        match self.commit(vec![rec]) {
-            Ok(()) => {
-                self.slot = Some(id);
-                self.grants += 1;
-                self.last_grant.insert(client, self.grants);
-                self.emit(Effect::Show(presentation));
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "companion: could not record a display start; will retry");
-                self.retry_at = Some(now + RETRY_MS);
-            }
         }
     }
 
     /// Applies every time- and policy-driven transition due at `now`: hidden/paused runtime and
     /// revoked keys cancel (CP-4-15, CP-4-22), display durations complete, deadlines expire
     /// (CP-3-17), retention buries (CP-4-16); then schedules. Returns when it next needs to run.
-    pub fn tick(&mut self, now: i64, retention_ms: i64, tombstone_retention_ms: i64) -> Option<i64> {
+    pub fn tick(&mut self, catalog: &Catalog, now: i64, retention_ms: i64, tombstone_retention_ms: i64) -> Option<i64> {
         if self.retry_at.is_some_and(|t| t <= now) {
             self.retry_at = None;
         }
@@ -347,7 +390,7 @@ impl State {
             }
         }
 
-        self.schedule(now);
+        self.schedule(catalog, now);
 
         let mut next: Option<i64> = self.retry_at;
         let mut consider = |t: i64| next = Some(next.map_or(t, |n| n.min(t)));

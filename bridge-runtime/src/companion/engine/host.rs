@@ -19,7 +19,7 @@ impl Engine {
             return Ok(());
         }
         st.commit(vec![rec])?;
-        st.schedule(now);
+        st.schedule(&cat, now);
         drop(st);
         drop(cat);
         self.inner.changed();
@@ -137,7 +137,10 @@ impl Engine {
         self.inner.tick();
     }
 
-    /// The user's reduced-motion preference (applies to new requests).
+    /// The user's reduced-motion preference. Applies to new requests at `requests.create` and to
+    /// accepted requests that have not been shown yet, when they reach the display slot: a queued
+    /// animation takes its declared `reduced_motion` fallback if the caller allowed it, or ends
+    /// `cancelled`/`reduced_motion` (CP-2-29, CP-4-15).
     pub fn set_reduced_motion(&self, on: bool) {
         self.inner.lock().settings.reduced_motion = on;
         self.inner.changed();

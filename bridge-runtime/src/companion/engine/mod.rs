@@ -7,6 +7,7 @@ mod host;
 mod requests;
 
 pub use requests::canonical_json;
+pub(crate) use requests::reduced_motion_downgrade;
 
 use super::clock::Clock;
 use super::error::{CompanionError, ErrorCode};
@@ -274,7 +275,9 @@ impl Inner {
 
     /// Runs due transitions now; returns the next wake-up time.
     fn tick(&self) -> Option<i64> {
-        let next = self.lock().tick(self.clock.now_ms(), self.retention_ms(), self.tombstone_ms());
+        let cat = self.catalog();
+        let next = self.lock().tick(&cat, self.clock.now_ms(), self.retention_ms(), self.tombstone_ms());
+        drop(cat);
         self.changed();
         next
     }
@@ -290,7 +293,9 @@ async fn driver(weak: Weak<Inner>, wake: Arc<Notify>) {
     loop {
         let sleep = {
             let Some(inner) = weak.upgrade() else { return };
-            let st_next = inner.lock().tick(inner.clock.now_ms(), inner.retention_ms(), inner.tombstone_ms());
+            let cat = inner.catalog();
+            let st_next = inner.lock().tick(&cat, inner.clock.now_ms(), inner.retention_ms(), inner.tombstone_ms());
+            drop(cat);
             inner.changes.send_modify(|n| *n = n.wrapping_add(1));
             st_next.map(|t| inner.clock.until(t))
         };

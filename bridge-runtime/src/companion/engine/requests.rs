@@ -193,6 +193,8 @@ impl Engine {
             display_until: None,
             terminal_at: None,
             seq,
+            allow_fallback: p.allow_fallback,
+            scopes: client.scopes.clone(),
         };
         let id = rec.id().to_owned();
         let mut batch = vec![rec];
@@ -208,7 +210,7 @@ impl Engine {
         st.next_seq = seq + 1;
         st.creates.entry(client.id.clone()).or_default().push_back(now);
         tracing::debug!(request_id = %id, capability = %requested.id(), "companion: request accepted");
-        st.schedule(now);
+        st.schedule(&cat, now);
         Ok(st.records[&id].snapshot.clone())
     }
 
@@ -294,7 +296,7 @@ impl Engine {
         rec.terminate(RequestState::Cancelled, Some(TerminalReason::ClientCancelled), None, now);
         let id = rec.id().to_owned();
         st.commit(vec![rec]).map_err(|_| store_failed())?;
-        st.schedule(now);
+        st.schedule(&cat, now);
         let snap = to_json(&st.records[&id].snapshot);
         drop(st);
         drop(cat);
@@ -403,7 +405,7 @@ impl Engine {
         if show_update {
             st.emit(Effect::Update(presentation));
         }
-        st.schedule(now);
+        st.schedule(&cat, now);
         let snap = to_json(&st.records[&id].snapshot);
         drop(st);
         drop(cat);
@@ -456,6 +458,49 @@ fn resolve_fallback(
     };
     target.validate_params(&mapped).map_err(|_| err(" and its fallback cannot present these params"))?;
     Ok((target.clone(), mapped))
+}
+
+/// A queued animation's reduced-motion replacement, decided when it reaches the display slot.
+pub(crate) struct Downgrade {
+    pub capability: String,
+    pub style: Option<String>,
+    pub params: Value,
+}
+
+/// The reduced-motion fallback of the queued request `rec`, whose resolved capability is an
+/// animation (CP-2-29): the same rules as `requests.create` (caller allowed fallbacks, declared
+/// `reduced_motion` fallback, same interaction, supported by the character, not an animation,
+/// params valid after the map, the client's scopes, the timeout limits, the style or its
+/// fallback applies). `None` if any of them fails: the request must then not be shown.
+pub(crate) fn reduced_motion_downgrade(cat: &Catalog, rec: &Record) -> Option<Downgrade> {
+    let resolved = cat.capability(&rec.snapshot.resolved_capability)?;
+    let character = cat.character(&rec.snapshot.character)?;
+    let params = rec.resolved_params.as_ref()?;
+    let (target, mapped) =
+        resolve_fallback(cat, resolved, FallbackReason::ReducedMotion, rec.allow_fallback, character, true, params)
+            .ok()?;
+    if !target.required_scopes().iter().all(|s| rec.scopes.contains(s)) {
+        return None;
+    }
+    let timeout = u64::try_from(rec.snapshot.deadline_at.saturating_sub(rec.snapshot.created_at)).ok()?;
+    let l = target.limits();
+    if timeout < l.min_timeout_ms || timeout > l.max_timeout_ms {
+        return None;
+    }
+    let style = match &rec.snapshot.resolved_style {
+        None => None,
+        Some(id) => {
+            let style = cat.style(id)?;
+            if style.applies(target.id()) {
+                Some(id.clone())
+            } else {
+                let fb = style.fallback.as_ref()?;
+                cat.style(fb).filter(|s| s.applies(target.id()))?;
+                Some(fb.clone())
+            }
+        }
+    };
+    Some(Downgrade { capability: target.id().to_owned(), style, params: mapped })
 }
 
 /// SHA-256 (hex) of the canonical JSON of create params: what idempotency compares (OQ-CP-16).
