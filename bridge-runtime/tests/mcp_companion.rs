@@ -145,5 +145,10 @@ async fn cancellation_and_errors_are_is_error_results() {
         .await
         .unwrap();
     assert_eq!(r.is_error, Some(true));
-    assert_ne!(r.structured_content.unwrap()["code"], "completed");
+    assert_eq!(r.structured_content.unwrap()["code"], "UNSUPPORTED_CAPABILITY", "not listed = not callable");
+
+    // CP-2-28: an unknown capability is rejected explicitly, never mistaken for a window.
+    let r = s.client.call_tool(call("companion__nope", json!({"params": {}, "timeoutMs": 5_000}))).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(r.structured_content.unwrap()["code"], "UNSUPPORTED_CAPABILITY");
 }

@@ -93,6 +93,19 @@ impl CompanionTools {
         })
     }
 
+    /// [`CompanionTools::call`], or an `isError` result with code `UNSUPPORTED_CAPABILITY` when
+    /// `name` is not one of the listed companion tools (unknown, or outside the granted scopes).
+    pub async fn call_or_unsupported(&self, name: &str, arguments: Map<String, Value>) -> CallToolResult {
+        match self.call(name, arguments).await {
+            Some(result) => result,
+            None => {
+                let message = format!("No companion capability behind the tool '{name}'; see tools/list");
+                let body = json!({"code": "UNSUPPORTED_CAPABILITY", "message": message, "retryable": false});
+                result(body, message, true)
+            }
+        }
+    }
+
     async fn run(&self, capability: &str, mut args: Map<String, Value>) -> Result<Value, CompanionError> {
         args.insert("capability".into(), Value::from(capability));
         args.entry("params").or_insert_with(|| json!({}));

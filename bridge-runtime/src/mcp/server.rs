@@ -243,9 +243,8 @@ impl ServerHandler for GuiBridgeServer {
         let args = request.arguments.unwrap_or_default();
         if request.name.starts_with(super::COMPANION_PREFIX)
             && let Some(companion) = self.bridge.companion_tools()
-            && let Some(result) = companion.call(&request.name, args.clone()).await
         {
-            return Ok(result.into());
+            return Ok(companion.call_or_unsupported(&request.name, args).await.into());
         }
         let outcome = self.bridge.call_tool(&request.name, args).await;
         if let Err(e) = &outcome.result {
