@@ -188,16 +188,7 @@ impl<'a> Actions<'a> {
                 "#[bridge_actions] goes on an inherent `impl Type { … }` block, not on a trait impl",
             );
         }
-        let mut actions = Vec::new();
-        for impl_item in &item.items {
-            let ImplItem::Fn(method) = impl_item else { continue };
-            let mut marks = method.attrs.iter().filter(|a| attr::is_bridge_action(a));
-            let Some(first) = marks.next() else { continue };
-            for extra in marks {
-                cx.error_spanned_by(extra, "duplicate #[bridge_action] on one method");
-            }
-            actions.push(Action::from_syn(cx, method, first));
-        }
+        let actions = marked_methods(cx, item).map(|(method, first)| Action::from_syn(cx, method, first)).collect();
         Actions { item, krate: krate(krate_path), actions }
     }
 }
@@ -323,16 +314,8 @@ impl<'a> Capabilities<'a> {
                 "#[bridge_actions(companion)] goes on an inherent `impl Type { … }` block, not on a trait impl",
             );
         }
-        let mut capabilities = Vec::new();
-        for impl_item in &item.items {
-            let ImplItem::Fn(method) = impl_item else { continue };
-            let mut marks = method.attrs.iter().filter(|a| attr::is_bridge_action(a));
-            let Some(first) = marks.next() else { continue };
-            for extra in marks {
-                cx.error_spanned_by(extra, "duplicate #[bridge_action] on one method");
-            }
-            capabilities.push(Capability::from_syn(cx, method, first));
-        }
+        let capabilities =
+            marked_methods(cx, item).map(|(method, first)| Capability::from_syn(cx, method, first)).collect();
         Capabilities { item, krate: krate(krate_path), capabilities }
     }
 }
@@ -442,4 +425,24 @@ impl<'a> Derived<'a> {
         };
         Derived { input, krate, fields }
     }
+}
+
+/// The methods of `item` marked `#[bridge_action]`, each with its first mark; a second mark on
+/// one method is reported.
+fn marked_methods<'a, 'c>(
+    cx: &'c Ctxt,
+    item: &'a ItemImpl,
+) -> impl Iterator<Item = (&'a ImplItemFn, &'a Attribute)> + 'c
+where
+    'a: 'c,
+{
+    item.items.iter().filter_map(move |impl_item| {
+        let ImplItem::Fn(method) = impl_item else { return None };
+        let mut marks = method.attrs.iter().filter(|a| attr::is_bridge_action(a));
+        let first = marks.next()?;
+        for extra in marks {
+            cx.error_spanned_by(extra, "duplicate #[bridge_action] on one method");
+        }
+        Some((method, first))
+    })
 }

@@ -40,32 +40,23 @@ pub fn empty_object() -> Map<String, Value> {
 
 /// The schema of `T`, draft 2020-12, subschemas inlined, normalized (see module docs).
 pub fn schema_for<T: schemars::JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
-        .with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        })
-        .for_deserialize()
-        .into_generator();
-    let mut v = generator.into_root_schema_for::<T>().to_value();
-    normalize(&mut v);
-    if let Value::Object(m) = &mut v {
-        m.remove("$schema");
-        m.remove("title");
-    }
-    v
+    generate::<T>(SchemaSettings::draft2020_12().for_deserialize())
 }
 
 /// The schema of what `T` serializes to (a result, a descriptor): like [`schema_for`], but with
 /// serialization semantics, so every key `T` always writes is `required`, `null`able ones
 /// included.
 pub fn output_schema_for<T: schemars::JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
+    generate::<T>(SchemaSettings::draft2020_12().for_serialize())
+}
+
+/// Subschemas inlined, no `$schema`/`title` at the root, non-standard formats normalized.
+fn generate<T: schemars::JsonSchema>(settings: SchemaSettings) -> Value {
+    let generator = settings
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
         })
-        .for_serialize()
         .into_generator();
     let mut v = generator.into_root_schema_for::<T>().to_value();
     normalize(&mut v);
