@@ -232,21 +232,21 @@ fn semantic_check_rejects_duplicate_option_ids() {
     let ours = macro_catalog();
     let fixture = support::interaction_choose();
     let spec = ours.capability("interaction.choose").expect("interaction.choose");
-    assert_eq!(spec.validate_params(&choose()), Ok(()));
+    assert_eq!(spec.validate_params(&mut choose()), Ok(()));
 
     let dup = with_options(&json!([
         {"id": "a", "label": "A"}, {"id": "b", "label": "B"}, {"id": "a", "label": "A again"}, {"id": "b", "label": "B"}
     ]));
-    let problems = spec.validate_params(&dup).expect_err("duplicates rejected");
+    let problems = spec.validate_params(&mut dup.clone()).expect_err("duplicates rejected");
     assert_eq!(
         problems,
         vec![FieldProblem::new("/options/2/id", "duplicate id"), FieldProblem::new("/options/3/id", "duplicate id")]
     );
-    assert_eq!(Err(problems), fixture.validate_params(&dup));
+    assert_eq!(Err(problems), fixture.validate_params(&mut dup.clone()));
 
     // The schema runs first: one option is a structural error, and the check never sees it.
     let one = with_options(&json!([{"id": "a", "label": "A"}]));
-    let problems = spec.validate_params(&one).expect_err("too few options");
+    let problems = spec.validate_params(&mut one.clone()).expect_err("too few options");
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].path, "/options");
 }
@@ -278,10 +278,14 @@ fn fallback_maps_params() {
     let map = fb.map.expect("a params map");
     assert_eq!(map(&json!({"message": "Shipped"})), json!({"text": "Shipped", "tone": "success"}));
     assert_eq!(map(&json!({})), json!({"text": "Well done!", "tone": "success"}));
-    // The optional `message` may be absent but not null: companion params have no nulls.
+    // The optional `message` may be absent, and an explicit null for it counts as absent (issue #6):
+    // the schema declares no null, and validation drops it first.
     let spec = ours.capability("animation.celebrate").expect("animation.celebrate");
-    assert_eq!(spec.validate_params(&json!({})), Ok(()));
-    assert!(spec.validate_params(&json!({"message": null})).is_err());
+    assert_eq!(spec.validate_params(&mut json!({})), Ok(()));
+    let mut with_null = json!({"message": null});
+    assert_eq!(spec.validate_params(&mut with_null), Ok(()));
+    assert_eq!(with_null, json!({}));
+    assert!(spec.validate_params(&mut json!({"message": 3})).is_err());
 }
 
 /// Every other key, plain parameters with a check, and a result check over plain parameters.
@@ -415,7 +419,7 @@ fn every_key_reaches_the_descriptor() {
     let empty = json!({"type": "object", "properties": {}, "additionalProperties": false});
     assert_eq!(Value::Object(hello.input_schema().clone()), empty);
     assert_eq!(Value::Object(hello.output_schema().clone()), empty);
-    assert_eq!(specs[2].validate_params(&json!({})), Ok(()));
+    assert_eq!(specs[2].validate_params(&mut json!({})), Ok(()));
 }
 
 // CP-2-25: a check over plain parameters; its ActionError becomes problems at the parameter's
@@ -424,13 +428,13 @@ fn every_key_reaches_the_descriptor() {
 fn plain_parameter_checks() {
     let specs = Extras::capability_specs().expect("Extras builds");
     let rate = &specs[0];
-    assert_eq!(rate.validate_params(&json!({"question": "How was it?", "max_stars": 5})), Ok(()));
+    assert_eq!(rate.validate_params(&mut json!({"question": "How was it?", "max_stars": 5})), Ok(()));
     assert_eq!(
-        rate.validate_params(&json!({"question": "Rate", "max_stars": 5, "hint": "Rate"})),
+        rate.validate_params(&mut json!({"question": "Rate", "max_stars": 5, "hint": "Rate"})),
         Err(vec![FieldProblem::new("/hint", "repeats the question")])
     );
     assert_eq!(
-        rate.validate_params(&json!({"question": "", "max_stars": 2})),
+        rate.validate_params(&mut json!({"question": "", "max_stars": 2})),
         Err(vec![FieldProblem::new("", "nothing to rate")])
     );
     let params = json!({"question": "How was it?", "max_stars": 5});

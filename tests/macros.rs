@@ -361,20 +361,14 @@ fn table_row_derive() {
 fn window_action_specs() {
     let expected_version = json!({
         "type": "integer",
+        "minimum": 1,
+        "maximum": 9_007_199_254_740_991_i64,
         "description": "The window's `version` (from app://windows) this call is based on. \
                         If the window has changed since, the call is rejected with stale_state."
     });
-    let envelope = |result: Option<Value>| {
-        let mut props = json!({
-            "message": {"type": "string", "description": "Human-readable outcome of the action"},
-            "openedWindowIds": {"type": "array", "items": {"type": "string"},
-                                "description": "Ids of the windows this call opened"},
-        });
-        if let (Some(r), Some(p)) = (result, props.as_object_mut()) {
-            let _ = p.insert("result".into(), r);
-        }
-        json!({"type": "object", "properties": props})
-    };
+    // The ToolResult envelope itself is the schema pipeline's (its unit tests pin it down); here
+    // only the `result` inside it comes from the annotated method.
+    let envelope = |result: Option<Value>| Value::Object(bridge_runtime::catalog::schema::tool_result_envelope(result));
     let hints = |read_only, destructive, idempotent, open_world| json!({"readOnly": read_only, "destructive": destructive, "idempotent": idempotent, "openWorld": open_world});
     assert_eq!(
         spec_json::<Everything>(true),
@@ -389,7 +383,7 @@ fn window_action_specs() {
                     "type": "object",
                     "properties": {
                         "text": {"type": "string", "description": "The new text"},
-                        "loud": {"type": ["boolean", "null"], "description": "Whether to shout."},
+                        "loud": {"type": "boolean", "description": "Whether to shout."},
                         "expectedVersion": expected_version,
                     },
                     "required": ["text"],
@@ -435,7 +429,7 @@ fn window_action_specs() {
                 "inputSchema": {
                     "type": "object",
                     "properties": {
-                        "text": {"type": ["string", "null"]},
+                        "text": {"type": "string"},
                         "type": {"type": "integer", "minimum": 0, "maximum": 255},
                         "expectedVersion": expected_version,
                     },
@@ -458,12 +452,9 @@ fn app_action_specs_have_no_expected_version() {
             "hints": {"readOnly": false, "destructive": false, "idempotent": false, "openWorld": false},
             "conditional": false,
             "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
-            "outputSchema": {"type": "object", "properties": {
-                "message": {"type": "string", "description": "Human-readable outcome of the action"},
-                "openedWindowIds": {"type": "array", "items": {"type": "string"},
-                                    "description": "Ids of the windows this call opened"},
-                "result": {"type": "string"},
-            }},
+            "outputSchema": Value::Object(bridge_runtime::catalog::schema::tool_result_envelope(Some(
+                json!({"type": "string"})
+            ))),
         }])
     );
     assert_eq!(spec_json::<Quiet>(true), json!([]));
@@ -642,7 +633,8 @@ fn generic_window_with_renamed_crate() {
     let specs = spec_json::<Generic<u8>>(true);
     assert_eq!(
         specs[0]["inputSchema"]["properties"]["n"],
-        json!({"type": "integer", "minimum": i64::MIN, "maximum": i64::MAX})
+        // i64's bounds, clamped to what every JSON client reads exactly (issue #6).
+        json!({"type": "integer", "minimum": -9_007_199_254_740_991_i64, "maximum": 9_007_199_254_740_991_i64})
     );
     assert!(specs[0]["inputSchema"]["properties"].get("expectedVersion").is_none());
 }

@@ -94,8 +94,8 @@ fn empty_params_and_output_are_explicit() {
     let d = wave.descriptor(&[]);
     assert_eq!(d["inputSchema"], json!({"type": "object", "properties": {}, "additionalProperties": false}));
     assert_eq!(d["outputSchema"], json!({"type": "object", "properties": {}, "additionalProperties": false}));
-    assert!(wave.validate_params(&json!({})).is_ok());
-    assert!(wave.validate_params(&json!({"x": 1})).is_err());
+    assert!(wave.validate_params(&mut json!({})).is_ok());
+    assert!(wave.validate_params(&mut json!({"x": 1})).is_err());
 }
 
 // CP-2-17, CP-2-18, CP-4-11, OQ-CP-14: defaults per kind and the combinations build() rejects.
@@ -166,8 +166,8 @@ fn builder_defaults_and_rejected_combinations() {
 #[test]
 fn semantic_checks_catch_what_schema_cannot() {
     let c = interaction_choose();
-    let dup = json!({"title": "t", "options": [{"id": "a", "label": "A"}, {"id": "a", "label": "B"}]});
-    let problems = c.validate_params(&dup).unwrap_err();
+    let mut dup = json!({"title": "t", "options": [{"id": "a", "label": "A"}, {"id": "a", "label": "B"}]});
+    let problems = c.validate_params(&mut dup).unwrap_err();
     assert_eq!(problems[0].path, "/options/1/id");
     let params = choose_params();
     assert!(c.validate_result(&params, &json!({"selectedId": "yes"})).is_ok());
@@ -191,9 +191,9 @@ fn params_from_a_rust_type_are_strict() {
         .build()
         .unwrap();
     assert_eq!(spec.input_schema()["additionalProperties"], false);
-    assert!(spec.validate_params(&json!({"times": 3})).is_ok());
-    assert!(spec.validate_params(&json!({"times": 300})).is_err());
-    assert!(spec.validate_params(&json!({"times": 3, "x": 1})).is_err());
+    assert!(spec.validate_params(&mut json!({"times": 3})).is_ok());
+    assert!(spec.validate_params(&mut json!({"times": 300})).is_err());
+    assert!(spec.validate_params(&mut json!({"times": 3, "x": 1})).is_err());
 }
 
 // CP-2-13, CP-7-1: one registry; duplicates rejected and the catalog left unchanged;

@@ -428,31 +428,40 @@ proptest! {
     }
 }
 
-// GB-7.1-2: an expectedVersion that is not exactly the current version never slips through,
-// whatever its JSON form; a non-number is validation_failed, on read-only actions too.
+// GB-7.1-2, OQ-GB-21, issue #6: an expectedVersion that is a version (an integer 1 ..= 2^53-1, in
+// any JSON form) other than the current one is stale_state, checked before the other arguments;
+// anything else is validation_failed, as the declared schema says; nothing is written either
+// way. A read-only action declares no expectedVersion, so sending one is an unknown parameter.
 #[test]
 fn expected_version_cannot_be_bypassed() {
     let (_b, mut o) = owner();
     let ui = o.ui();
     let a = ui.open(Doc::new("A"), OpenOptions::window());
     let v = ui.snapshot().windows[0].version;
-    for bad in [json!(5.0), json!(1e30), json!(u64::MAX), json!(-1), json!(v as f64 + 0.5)] {
+    for stale in [json!(v + 4), json!((v + 4) as f64), json!(9_007_199_254_740_991_i64)] {
+        let err = ui
+            .call_tool(&format!("{a}__set_text"), args(json!({"text": 7, "expectedVersion": stale})), false)
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::StaleState, "{stale}");
+        assert_eq!(err.current_version, Some(v));
+    }
+    for bad in [json!(1e30), json!(u64::MAX), json!(-1), json!(0), json!(v as f64 + 0.5), json!("1"), json!([v])] {
         let err = ui
             .call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": bad})), false)
             .unwrap_err();
-        assert_eq!(err.code, ErrorCode::StaleState, "{bad}");
-        assert_eq!(err.current_version, Some(v));
+        assert_eq!(err.code, ErrorCode::ValidationFailed, "{bad}");
+        let fields = err.fields.expect("fields");
+        assert_eq!(fields[0].field, "expectedVersion", "{bad}");
     }
     assert_eq!(ui.snapshot().windows[0].version, v, "nothing was written");
     ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": v as f64})), false).unwrap();
-    for (tool, bad) in [("set_text", json!("1")), ("peek", json!("x")), ("peek", json!(null))] {
-        let err = ui
-            .call_tool(&format!("{a}__{tool}"), args(json!({"text": "y", "expectedVersion": bad})), false)
-            .unwrap_err();
-        assert_eq!(err.code, ErrorCode::ValidationFailed, "{tool} {bad}");
+    // null = absent: no version check (GB-7.1-3).
+    ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "z", "expectedVersion": null})), false).unwrap();
+    for bad in [json!("x"), json!(null), json!(0), json!(1)] {
+        let err = ui.call_tool(&format!("{a}__peek"), args(json!({"expectedVersion": bad})), false).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ValidationFailed, "peek {bad}");
+        assert_eq!(err.fields.unwrap()[0].field, "expectedVersion");
     }
-    let err = ui.call_tool(&format!("{a}__peek"), args(json!({"expectedVersion": 0})), false).unwrap_err();
-    assert_eq!(err.code, ErrorCode::StaleState);
 }
 
 // GB-10.1-3 and "bad input never kills the server": a panicking action becomes an error, its

@@ -83,8 +83,12 @@ async fn capabilities_are_listed_as_tools() {
     assert_eq!(names, ["companion__notice_show", "companion__interaction_choose"], "no animate scope, no celebrate");
     let choose = tools.iter().find(|t| t.name == "companion__interaction_choose").unwrap();
     assert_eq!(Value::Object((*choose.input_schema).clone())["properties"]["params"], support::choose_input_schema());
+    // The result is the capability's outputSchema, or null for a request that ended otherwise
+    // (CP-3-16, GB-12.3-4: every result, success or error, matches the declared outputSchema).
     let out = Value::Object((*choose.output_schema.clone().unwrap()).clone());
-    assert_eq!(out["properties"]["result"], support::choose_output_schema());
+    assert_eq!(out["properties"]["result"]["anyOf"], json!([support::choose_output_schema(), {"type": "null"}]));
+    assert_eq!(out["properties"]["terminalReason"]["anyOf"][1], json!({"type": "null"}));
+    assert!(out.get("required").is_none(), "an error object has none of the snapshot keys");
 }
 
 // CP-3-13, CP-3-16, CP-1-6: a choice completes only with the user's selection, returned as the

@@ -149,7 +149,7 @@ async fn failures_are_coded_is_error_results() {
 
     // stale_state with currentVersion; the write did not run (GB-7.1-2, GB-7.4-2).
     let v = version_of(&client, "w-1").await;
-    let r = call(&client, "w-1__set_amount", Some(json!({"amount": 99, "expectedVersion": v - 1}))).await;
+    let r = call(&client, "w-1__set_amount", Some(json!({"amount": 99, "expectedVersion": v + 1}))).await;
     assert_eq!(error_code(&r), "stale_state");
     assert_eq!(structured(&r)["currentVersion"], v);
     assert_eq!(version_of(&client, "w-1").await, v);

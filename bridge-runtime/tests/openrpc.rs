@@ -323,12 +323,14 @@ fn extra_methods_are_added_without_redefining_core_ones() {
     assert_eq!(names.iter().filter(|n| **n == "requests.create").count(), 1);
     assert_ne!(method(&doc, "requests.create")["summary"], "evil twin");
     let tree = &method(&doc, "tree.describe")["params"][0]["schema"];
-    assert_eq!(tree["$ref"], "#/components/schemas/tree.describe.params/$defs/Node");
+    // The recursive definition is hoisted into components/schemas (issue #6).
+    assert_eq!(tree["$ref"], "#/components/schemas/Node");
     assert!(deref(&doc, tree)["properties"]["kids"].is_object());
 }
 
-// CP-2-13: a capability schema with internal references (a recursive type) is embedded so the
-// references still resolve, and the embedded schema still validates what the capability accepts.
+// CP-2-13, issue #6: a capability schema with internal references (a recursive type) is embedded
+// with its definitions hoisted into components/schemas, so the references still resolve, and the
+// embedded schema still validates what the capability accepts.
 #[test]
 fn capability_schemas_with_internal_refs_are_rebased() {
     let mut c = Catalog::new();
@@ -347,7 +349,7 @@ fn capability_schemas_with_internal_refs_are_rebased() {
     let doc = openrpc::document(&c);
     assert_valid(&doc);
     let input = &doc["components"]["schemas"]["notice.tree.input"];
-    assert_eq!(input["properties"]["root"]["$ref"], "#/components/schemas/notice.tree.input/$defs/Item");
+    assert_eq!(input["properties"]["root"]["$ref"], "#/components/schemas/Item");
     let v = validator_in(&doc, &json!({"$ref": "#/components/schemas/notice.tree.input"}));
     assert!(v.is_valid(&json!({"root": {"children": [{"children": []}]}})));
     assert!(!v.is_valid(&json!({"root": {"children": [{"bad": 1}]}})));

@@ -144,7 +144,7 @@ async def walkthrough(client: Client, rec: Recorder, ordered: bool) -> None:
 
     # GB-7.1-2, GB-7.4-2, GB-11-6: a stale expectedVersion is rejected with currentVersion.
     v = editor["version"]
-    is_error, body = await call(client, "w-A__edit_field", {"field": "Recipient", "value": "X", "expectedVersion": v - 1})
+    is_error, body = await call(client, "w-A__edit_field", {"field": "Recipient", "value": "X", "expectedVersion": v + 1})
     assert is_error and body == {"code": "stale_state", "message": body["message"], "currentVersion": v}
 
     # GB-6-3, GB-4.2-8, GB-6-1, GB-8.3-1, GB-11-7, GB-12.3-1: a write succeeds, bumps the version and

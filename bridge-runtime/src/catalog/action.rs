@@ -43,7 +43,8 @@ pub struct ActionSpec {
     /// with the return type's schema under `result` (GB-12.3-4).
     pub output_schema: Arc<Map<String, Value>>,
     #[serde(skip)]
-    validator: OnceLock<Result<jsonschema::Validator, String>>,
+    /// `inputSchema` as a document and its compiled validator, built on first use.
+    validator: OnceLock<(Value, Result<jsonschema::Validator, String>)>,
 }
 
 impl ActionSpec {
@@ -85,15 +86,17 @@ impl ActionSpec {
         self
     }
 
-    /// Takes the parameters' schema from `P` (a struct whose fields are the parameters).
+    /// Takes the parameters' schema from `P` (a struct whose fields are the parameters), through
+    /// the schema pipeline ([`schema::object_schema_for`]).
     pub fn params<P: schemars::JsonSchema>(mut self) -> Self {
         self.input_schema = Arc::new(schema::object_schema_for::<P>());
         self
     }
 
-    /// Takes the result's schema from `R`.
+    /// Takes the result's schema from what `R` serializes to ([`schema::output_schema_for`]),
+    /// nested in the ToolResult envelope (GB-12.3-4).
     pub fn returns<R: schemars::JsonSchema>(mut self) -> Self {
-        let result = schema::schema_for::<R>();
+        let result = schema::output_schema_for::<R>();
         self.output_schema = Arc::new(schema::tool_result_envelope(Some(result)));
         self
     }
@@ -101,7 +104,8 @@ impl ActionSpec {
     /// Finishes the spec: adds `expectedVersion` to non-read-only window actions (GB-5.5-1).
     /// `window_level` is false for app-level actions, which have no window version (OQ-GB-12).
     /// Unknown argument names are rejected (`additionalProperties: false`) so a misspelt
-    /// parameter gets a `validation_failed` naming it instead of being ignored.
+    /// parameter gets a `validation_failed` naming it instead of being ignored; the same holds
+    /// for `expectedVersion` on a tool that does not declare it.
     pub fn finish(mut self, window_level: bool) -> Self {
         let mut s = (*self.input_schema).clone();
         if window_level && !self.hints.read_only {
@@ -120,15 +124,25 @@ impl ActionSpec {
             .is_some_and(|p| p.contains_key(schema::EXPECTED_VERSION))
     }
 
-    /// Checks `args` against `inputSchema` with the `jsonschema` crate; returns per-field
-    /// problems keyed by parameter name (GB-7.3-1). Empty = valid.
-    pub fn validate(&self, args: &Value) -> Vec<crate::model::FieldError> {
-        let validator = self.validator.get_or_init(|| {
-            jsonschema::validator_for(&Value::Object((*self.input_schema).clone())).map_err(|e| e.to_string())
+    /// Checks `args` against `inputSchema` with the `jsonschema` crate, after dropping the
+    /// `null`s sent for optional properties ([`schema::drop_optional_nulls`]); returns per-field
+    /// problems keyed by parameter name (GB-7.3-1). Empty = valid. `args` keeps the dropped form,
+    /// which is what the action then reads.
+    pub fn validate(&self, args: &mut Map<String, Value>) -> Vec<crate::model::FieldError> {
+        let (schema, validator) = self.validator.get_or_init(|| {
+            let doc = Value::Object((*self.input_schema).clone());
+            let validator = schema::validator(&doc).map_err(|e| e.to_string());
+            (doc, validator)
         });
-        match validator {
-            Ok(v) => schema::field_errors(v, args),
+        let mut instance = Value::Object(std::mem::take(args));
+        schema::drop_optional_nulls(schema, &mut instance);
+        let problems = match validator {
+            Ok(v) => schema::field_errors(v, &instance),
             Err(e) => vec![crate::model::FieldError::new("", format!("schema error: {e}"))],
+        };
+        if let Value::Object(m) = instance {
+            *args = m;
         }
+        problems
     }
 }

@@ -306,6 +306,8 @@ pub struct CapabilitySpec {
     output_schema: Arc<Map<String, Value>>,
     check_params: Option<ParamsCheck>,
     check_result: Option<ResultCheck>,
+    /// `input_schema` as a document, for resolving its references when dropping `null`s.
+    input_document: Value,
     input_validator: jsonschema::Validator,
     output_validator: jsonschema::Validator,
 }
@@ -418,9 +420,12 @@ impl CapabilitySpec {
         &self.output_schema
     }
 
-    /// Validates request params: `inputSchema` (jsonschema crate), then the semantic check
-    /// (CP-2-25). Paths are relative to the params object.
-    pub fn validate_params(&self, params: &Value) -> Result<(), Vec<FieldProblem>> {
+    /// Validates request params: drops the `null`s sent for optional properties (they count as
+    /// absent, [`schema::drop_optional_nulls`]; `params` keeps that form), then `inputSchema`
+    /// (jsonschema crate), then the semantic check (CP-2-25). Paths are relative to the params
+    /// object.
+    pub fn validate_params(&self, params: &mut Value) -> Result<(), Vec<FieldProblem>> {
+        schema::drop_optional_nulls(&self.input_document, params);
         let problems = schema_problems(&self.input_validator, params);
         if !problems.is_empty() {
             return Err(problems);
@@ -625,9 +630,10 @@ impl CapabilityBuilder {
         self.input_schema = schema;
         self
     }
-    /// Takes `outputSchema` from `R`; unknown properties are rejected unless `R` says otherwise.
+    /// Takes `outputSchema` from what `R` serializes to; unknown properties are rejected unless
+    /// `R` says otherwise.
     pub fn output<R: schemars::JsonSchema>(mut self) -> Self {
-        self.output_schema = Value::Object(strict(schema::object_schema_for::<R>()));
+        self.output_schema = Value::Object(strict(schema::output_object_schema_for::<R>()));
         self
     }
     /// Sets `outputSchema` by hand (an object schema).
@@ -731,8 +737,10 @@ impl CapabilityBuilder {
             )));
         }
 
-        let (input_schema, input_validator) = compile_object_schema(&id, "inputSchema", self.input_schema)?;
-        let (output_schema, output_validator) = compile_object_schema(&id, "outputSchema", self.output_schema)?;
+        let (input_schema, input_validator) =
+            compile_object_schema(&id, "inputSchema", self.input_schema, schema::Contract::Input)?;
+        let (output_schema, output_validator) =
+            compile_object_schema(&id, "outputSchema", self.output_schema, schema::Contract::Output)?;
 
         let props = input_schema.get("properties").and_then(Value::as_object);
         for field in &self.updatable_fields {
@@ -770,6 +778,7 @@ impl CapabilityBuilder {
             queue_policy,
             limits,
             fallback: self.fallback,
+            input_document: Value::Object(input_schema.clone()),
             input_schema: Arc::new(input_schema),
             output_schema: Arc::new(output_schema),
             check_params: self.check_params,
@@ -904,22 +913,24 @@ fn strict(mut schema: Map<String, Value>) -> Map<String, Value> {
     schema
 }
 
+/// Puts a declared schema (derived or written by hand) through the schema pipeline and compiles
+/// it. Errors: not an object schema at the root, or not compilable.
 fn compile_object_schema(
     id: &str,
     which: &'static str,
     schema: Value,
+    contract: schema::Contract,
 ) -> Result<(Map<String, Value>, jsonschema::Validator), SpecError> {
     let bad = |reason: String| SpecError::BadSchema { id: id.to_owned(), which, reason };
-    let Value::Object(mut map) = schema else {
+    let Value::Object(map) = schema else {
         return Err(bad("not a JSON object".into()));
     };
     if map.get("type") != Some(&Value::from("object")) {
         return Err(bad("root must have \"type\": \"object\"".into()));
     }
-    map.entry("properties").or_insert_with(|| Value::Object(Map::new()));
-    let mut value = Value::Object(map);
-    schema::normalize(&mut value);
-    let validator = jsonschema::validator_for(&value).map_err(|e| bad(e.to_string()))?;
+    let map = schema::object_root(schema::normalize(Value::Object(map), contract));
+    let value = Value::Object(map);
+    let validator = schema::validator(&value).map_err(|e| bad(e.to_string()))?;
     let Value::Object(map) = value else { unreachable!() };
     Ok((map, validator))
 }

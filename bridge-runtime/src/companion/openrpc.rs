@@ -53,7 +53,7 @@
 use super::error::ErrorCode;
 use super::model::RequestSnapshot;
 use super::params::{self, METHODS, PROTOCOL_VERSION};
-use crate::catalog::schema::{output_schema_for, schema_for};
+use crate::catalog::schema::{Contract, Definitions, input_schema_for, normalize, output_schema_for};
 use crate::catalog::{CapabilitySpec, Catalog, CharacterSpec, FieldProblem, Scope, StyleSpec};
 use serde_json::{Map, Value, json};
 
@@ -100,18 +100,18 @@ pub fn document(catalog: &Catalog) -> Value {
 /// An extra method whose name is already described is ignored (CP-7-7: extensions never
 /// redefine core methods).
 pub fn document_with(catalog: &Catalog, extra: &[MethodDoc]) -> Value {
-    let mut schemas = Map::new();
+    // Every schema goes through the schema pipeline; definitions of recursive types are hoisted
+    // into `components/schemas` next to the named ones.
+    let mut schemas = Definitions::new("#/components/schemas/");
     for (name, schema) in fixed_schemas() {
-        schemas.insert(name.to_owned(), schema);
+        schemas.define(name, normalize(schema, Contract::Output));
     }
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
     for cap in catalog.capabilities() {
         let (ik, ok) = (input_schema_key(cap.id()), output_schema_key(cap.id()));
-        schemas.insert(ik.clone(), embed(Value::Object(cap.input_schema().clone()), &schema_pointer(&ik)));
-        schemas.insert(ok.clone(), embed(Value::Object(cap.output_schema().clone()), &schema_pointer(&ok)));
-        inputs.push(json!({"$ref": schema_pointer(&ik)}));
-        outputs.push(json!({"$ref": schema_pointer(&ok)}));
+        inputs.push(schemas.define(&ik, Value::Object(cap.input_schema().clone())));
+        outputs.push(schemas.define(&ok, Value::Object(cap.output_schema().clone())));
     }
     if !outputs.is_empty()
         && let Some(result) = schemas.get_mut("RequestSnapshot").and_then(|s| s.pointer_mut("/properties/result"))
@@ -138,8 +138,8 @@ pub fn document_with(catalog: &Catalog, extra: &[MethodDoc]) -> Value {
             continue;
         }
         names.push(m.name.clone());
-        let params = hoist(&m.params_schema, &format!("{}.params", ref_safe(&m.name)), &mut schemas);
-        let result = hoist(&m.result_schema, &format!("{}.result", ref_safe(&m.name)), &mut schemas);
+        let params = schemas.embed(normalize(m.params_schema.clone(), Contract::Input));
+        let result = schemas.embed(normalize(m.result_schema.clone(), Contract::Output));
         methods.push(method_object(&m.name, &m.summary, &m.description, &params, &m.result_name, result, &m.errors));
     }
 
@@ -164,7 +164,7 @@ pub fn document_with(catalog: &Catalog, extra: &[MethodDoc]) -> Value {
             "x-catalogRevision": catalog.catalog_revision(),
         },
         "methods": methods,
-        "components": {"schemas": schemas, "errors": errors},
+        "components": {"schemas": schemas.into_map(), "errors": errors},
     })
 }
 
@@ -194,51 +194,6 @@ fn schema_ref(key: &str) -> Value {
     json!({"$ref": schema_pointer(key)})
 }
 
-/// Prepares `schema` to live at document location `pointer` (a `#/…` fragment): drops `$schema`
-/// and `$id` at its root (they would change how its references resolve) and rebases its internal
-/// references (`#`, `#/…`) onto `pointer`, so `#/$defs/x` becomes `#/components/schemas/k/$defs/x`.
-/// References to `#/components/…` already address this document and are kept.
-fn embed(mut schema: Value, pointer: &str) -> Value {
-    if let Value::Object(m) = &mut schema {
-        m.remove("$schema");
-        m.remove("$id");
-    }
-    rebase_refs(&mut schema, pointer);
-    schema
-}
-
-fn rebase_refs(v: &mut Value, pointer: &str) {
-    match v {
-        Value::Object(m) => {
-            for (k, child) in m.iter_mut() {
-                match child {
-                    Value::String(r)
-                        if k == "$ref" && (r == "#" || r.starts_with("#/")) && !r.starts_with("#/components/") =>
-                    {
-                        *r = format!("{pointer}{}", &r[1..]);
-                    }
-                    _ => rebase_refs(child, pointer),
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|c| rebase_refs(c, pointer)),
-        _ => {}
-    }
-}
-
-/// Makes a schema that is written inline in a method (params split into content descriptors,
-/// or a result) safe to use there: if it has internal references (`#/$defs/…`, from a recursive
-/// type), the whole schema is also stored as component `key` and the references are rebased onto
-/// it, so they resolve wherever its parts end up. Schemas without internal references come back
-/// unchanged and add no component.
-fn hoist(schema: &Value, key: &str, schemas: &mut Map<String, Value>) -> Value {
-    let rebased = embed(schema.clone(), &schema_pointer(key));
-    if rebased != embed(schema.clone(), "#") {
-        schemas.insert(key.to_owned(), rebased.clone());
-    }
-    rebased
-}
-
 /// The components every document has, keyed by name.
 fn fixed_schemas() -> Vec<(&'static str, Value)> {
     vec![
@@ -246,9 +201,9 @@ fn fixed_schemas() -> Vec<(&'static str, Value)> {
         ("CapabilityDescriptor", CapabilitySpec::descriptor_schema()),
         ("Character", output_schema_for::<CharacterSpec>()),
         ("Style", output_schema_for::<StyleSpec>()),
-        ("ErrorCode", schema_for::<ErrorCode>()),
-        ("FieldProblem", schema_for::<FieldProblem>()),
-        ("Scope", schema_for::<Scope>()),
+        ("ErrorCode", input_schema_for::<ErrorCode>()),
+        ("FieldProblem", input_schema_for::<FieldProblem>()),
+        ("Scope", input_schema_for::<Scope>()),
         (
             "ErrorData",
             json!({
@@ -486,7 +441,7 @@ const BASE_ERRORS: [ErrorCode; 3] = [ErrorCode::Unauthenticated, ErrorCode::Inva
 /// Summary, description, result (name, schema) and extra errors of a CP-2-1 method or
 /// `rpc.discover`; `None` for a name this module does not know (a new entry in `METHODS` then
 /// still gets a generic description).
-fn core_method(name: &str, capability_inputs: &[Value], schemas: &mut Map<String, Value>) -> Option<Value> {
+fn core_method(name: &str, capability_inputs: &[Value], schemas: &mut Definitions) -> Option<Value> {
     use ErrorCode as E;
     const DISCOVER: &str = "Needs the `discover` scope (CP-2-14).";
     let (summary, description, result_name, result, errors): (&str, String, &str, Value, &[ErrorCode]) = match name {
@@ -601,7 +556,7 @@ fn core_method(name: &str, capability_inputs: &[Value], schemas: &mut Map<String
     let mut params_schema = if name == DISCOVER_METHOD {
         json!({"type": "object", "properties": {}, "additionalProperties": false})
     } else {
-        hoist(&params::params_schema(name)?, &format!("{name}.params"), schemas)
+        schemas.embed(params::params_schema(name)?)
     };
     if name == "requests.create"
         && !capability_inputs.is_empty()
@@ -697,7 +652,8 @@ fn error_object(code: ErrorCode) -> Value {
 
 /// The doc comment of `code`'s variant, as schemars publishes it in [`ErrorCode`]'s schema.
 fn code_description(code: ErrorCode) -> Option<String> {
-    let schema = schema_for::<ErrorCode>();
+    // The variants' own docs, as schemars reads them (before the pipeline folds them together).
+    let schema = schemars::schema_for!(ErrorCode).to_value();
     let variants = schema.get("oneOf").and_then(Value::as_array)?;
     variants
         .iter()
@@ -716,19 +672,6 @@ mod tests {
         assert_eq!(ref_safe("a/b~c d#e"), "a_b_c_d_e");
         assert_eq!(input_schema_key("notice.show"), "notice.show.input");
         assert_eq!(output_schema_key("notice.show"), "notice.show.output");
-    }
-
-    #[test]
-    fn embed_rebases_internal_refs_only() {
-        let s = json!({"$schema": "x", "$id": "y", "properties": {"a": {"$ref": "#/$defs/A"}, "b": {"$ref": "#"},
-                       "c": {"$ref": "https://example.com/s"}, "d": {"$ref": "#/components/schemas/Scope"}}});
-        let e = embed(s, "#/components/schemas/k");
-        assert_eq!(
-            e,
-            json!({"properties": {"a": {"$ref": "#/components/schemas/k/$defs/A"},
-                   "b": {"$ref": "#/components/schemas/k"}, "c": {"$ref": "https://example.com/s"},
-                   "d": {"$ref": "#/components/schemas/Scope"}}})
-        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::error::CompanionError;
 use crate::catalog::FieldProblem;
 use crate::catalog::capability::schema_problems;
-use crate::catalog::schema::schema_for;
+use crate::catalog::schema::{drop_optional_nulls, input_schema_for};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -138,17 +138,19 @@ pub struct UpdateParams {
     pub complete: Option<bool>,
 }
 
-/// A method params type with its compiled validator.
+/// A method params type with its normalized schema and compiled validator.
 pub(crate) trait MethodParams: DeserializeOwned + JsonSchema {
-    fn validator() -> &'static jsonschema::Validator;
+    fn schema() -> &'static (Value, jsonschema::Validator);
 }
 
 macro_rules! method_params {
     ($($t:ty),*) => {$(
         impl MethodParams for $t {
-            fn validator() -> &'static jsonschema::Validator {
-                static V: LazyLock<jsonschema::Validator> = LazyLock::new(|| {
-                    jsonschema::validator_for(&schema_for::<$t>()).expect("built-in method schemas compile")
+            fn schema() -> &'static (Value, jsonschema::Validator) {
+                static V: LazyLock<(Value, jsonschema::Validator)> = LazyLock::new(|| {
+                    let schema = input_schema_for::<$t>();
+                    let validator = crate::catalog::schema::validator(&schema).expect("built-in method schemas compile");
+                    (schema, validator)
                 });
                 &V
             }
@@ -170,23 +172,25 @@ method_params!(
 /// The params JSON Schema of `method`, or `None` for an unknown method (OpenRPC hook).
 pub fn params_schema(method: &str) -> Option<Value> {
     Some(match method {
-        "runtime.describe" => schema_for::<RuntimeDescribeParams>(),
-        "characters.list" | "styles.list" => schema_for::<NoParams>(),
-        "capabilities.list" => schema_for::<CapabilitiesListParams>(),
-        "capabilities.describe" => schema_for::<CapabilitiesDescribeParams>(),
-        "requests.create" => schema_for::<CreateParams>(),
-        "requests.get" | "requests.cancel" => schema_for::<RequestRef>(),
-        "requests.wait" => schema_for::<WaitParams>(),
-        "requests.update" => schema_for::<UpdateParams>(),
+        "runtime.describe" => input_schema_for::<RuntimeDescribeParams>(),
+        "characters.list" | "styles.list" => input_schema_for::<NoParams>(),
+        "capabilities.list" => input_schema_for::<CapabilitiesListParams>(),
+        "capabilities.describe" => input_schema_for::<CapabilitiesDescribeParams>(),
+        "requests.create" => input_schema_for::<CreateParams>(),
+        "requests.get" | "requests.cancel" => input_schema_for::<RequestRef>(),
+        "requests.wait" => input_schema_for::<WaitParams>(),
+        "requests.update" => input_schema_for::<UpdateParams>(),
         _ => return None,
     })
 }
 
-/// Validates `params` (absent/`null` = `{}`) against `T`'s schema, then deserializes it.
-/// Errors: `INVALID_PARAMS` with `problems`.
+/// Validates `params` (absent/`null` = `{}`; `null` for an optional key = absent) against `T`'s
+/// schema, then deserializes it. Errors: `INVALID_PARAMS` with `problems`.
 pub(crate) fn parse<T: MethodParams>(params: Value) -> Result<T, CompanionError> {
-    let params = if params.is_null() { Value::Object(Map::new()) } else { params };
-    let problems = schema_problems(T::validator(), &params);
+    let mut params = if params.is_null() { Value::Object(Map::new()) } else { params };
+    let (schema, validator) = T::schema();
+    drop_optional_nulls(schema, &mut params);
+    let problems = schema_problems(validator, &params);
     if !problems.is_empty() {
         return Err(CompanionError::invalid_params("The method parameters are invalid", problems));
     }

@@ -248,8 +248,7 @@ impl Ui {
                     format!("'{action}' is not available right now"),
                 ));
             }
-            args.remove(EXPECTED_VERSION);
-            check_args(&spec, &args)?;
+            check_args(&spec, &mut args)?;
             let mut cx = ActionContext::new(&mut self.ids, None, by_user);
             let result = guarded(action, || slot.actions.invoke(action, args, &mut cx)).map_err(ToolError::from)?;
             let (ops, opened, message) =
@@ -277,10 +276,13 @@ impl Ui {
                 format!("'{action}' is not available in '{}' right now", entry.rendered.title),
             ));
         }
-        if let Some(expected) = args.remove(EXPECTED_VERSION) {
-            check_expected_version(&expected, entry.version)?;
+        if spec.takes_expected_version()
+            && let Some(expected) = args.get(EXPECTED_VERSION)
+        {
+            check_expected_version(expected, entry.version)?;
         }
-        check_args(&spec, &args)?;
+        check_args(&spec, &mut args)?;
+        args.remove(EXPECTED_VERSION);
 
         let mut window = self.windows[idx].window.take().expect("window present outside invoke");
         let mut cx = ActionContext::new(&mut self.ids, Some(win.to_owned()), by_user);
@@ -469,23 +471,19 @@ fn not_available_unknown(action: &str, owner: &str) -> ToolError {
     ToolError::new(ErrorCode::ActionNotAvailable, format!("'{owner}' has no action '{action}'"))
 }
 
-/// `expectedVersion` present: a number equal to the window's `version` passes; any other
-/// number is `stale_state` (GB-7.1-2), whatever its form (`5.0`, `1e30`, `2^64`); anything
-/// that is not a number is `validation_failed`. Never skipped.
+/// `expectedVersion` present on a tool that declares it: a version (an integer from 1 to
+/// 2^53 − 1, as its schema says) other than the window's is `stale_state` (GB-7.1-2), checked
+/// before argument validation (OQ-GB-21). Anything else (`-1`, `1.5`, `"3"`) is left to the
+/// schema, which answers `validation_failed`; `null` is dropped there as absent (GB-7.1-3).
 fn check_expected_version(expected: &Value, current: i64) -> Result<(), ToolError> {
-    let Some(n) = expected.as_number() else {
-        return Err(crate::gui::ActionError::field(EXPECTED_VERSION, "Must be an integer: the window's version").into());
-    };
-    let equal = match (n.as_i64(), n.as_f64()) {
-        (Some(i), _) => i == current,
-        (None, Some(f)) => f.fract() == 0.0 && f == current as f64 && n.as_u64().is_none(),
-        (None, None) => false,
-    };
-    if equal {
+    // `5.0` is the integer 5 to JSON Schema too: it must not slip past the version check.
+    let n = expected
+        .as_i64()
+        .or_else(|| expected.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e18).map(|f| f as i64));
+    let Some(n) = n.filter(|n| (1..=crate::catalog::schema::MAX_SAFE_INTEGER).contains(n)) else {
         return Ok(());
-    }
-    let shown = n.as_i64().unwrap_or_else(|| n.as_f64().map_or(i64::MAX, |f| f as i64));
-    Err(ToolError::stale_state(shown, current))
+    };
+    if n == current { Ok(()) } else { Err(ToolError::stale_state(n, current)) }
 }
 
 /// Runs an app action, turning a panic inside it into an error instead of killing the UI
@@ -503,8 +501,8 @@ fn guarded(
     })
 }
 
-fn check_args(spec: &ActionSpec, args: &Map<String, Value>) -> Result<(), ToolError> {
-    let fields = spec.validate(&Value::Object(args.clone()));
+fn check_args(spec: &ActionSpec, args: &mut Map<String, Value>) -> Result<(), ToolError> {
+    let fields = spec.validate(args);
     if fields.is_empty() { Ok(()) } else { Err(crate::gui::ActionError::fields(fields).into()) }
 }
 

@@ -5,7 +5,9 @@
 //! `requests.wait` until the request is terminal or the tool's own deadline passes, all through
 //! the same [`Engine`] as socket clients: same validation, scopes, queue and lifecycle (CP-1-6).
 
-use crate::catalog::CapabilitySpec;
+use crate::catalog::schema::{Definitions, output_schema_for};
+use crate::catalog::{CapabilitySpec, Catalog};
+use crate::companion::RequestSnapshot;
 use crate::companion::{ClientIdentity, CompanionError, Engine};
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
@@ -61,12 +63,15 @@ impl CompanionTools {
 
     /// The MCP tools, one per visible capability.
     pub fn tools(&self) -> Vec<Tool> {
-        self.visible().into_iter().map(|(name, cap)| to_tool(&name, &cap)).collect()
+        let visible = self.visible();
+        let catalog = self.engine.catalog();
+        visible.into_iter().map(|(name, cap)| to_tool(&name, &cap, &catalog)).collect()
     }
 
     /// The tool named `name`, if it is one of ours.
     pub fn tool(&self, name: &str) -> Option<Tool> {
-        self.visible().into_iter().find(|(n, _)| n == name).map(|(n, cap)| to_tool(&n, &cap))
+        let (n, cap) = self.visible().into_iter().find(|(n, _)| n == name)?;
+        Some(to_tool(&n, &cap, &self.engine.catalog()))
     }
 
     /// Runs `companion__{id}` with `arguments` `{params, timeoutMs, character?, style?,
@@ -147,11 +152,15 @@ fn result(body: Value, line: String, is_error: bool) -> CallToolResult {
     out
 }
 
-fn to_tool(name: &str, cap: &CapabilitySpec) -> Tool {
+/// The `inputSchema` of `companion__{id}`: the `requests.create` arguments with the capability's
+/// own `inputSchema` under `params` (its definitions hoisted to the tool schema's root).
+fn tool_input_schema(cap: &CapabilitySpec) -> Map<String, Value> {
+    let mut defs = Definitions::new("#/$defs/");
+    let params = defs.embed(Value::Object(cap.input_schema().clone()));
     let input = json!({
         "type": "object",
         "properties": {
-            "params": cap.input_schema(),
+            "params": params,
             "timeoutMs": {"type": "integer", "minimum": cap.limits().min_timeout_ms, "maximum": cap.limits().max_timeout_ms,
                           "description": "Absolute deadline for the request, counted from acceptance (ms)"},
             "character": {"type": "string", "description": "Character id; omitted = the user's current character"},
@@ -162,20 +171,53 @@ fn to_tool(name: &str, cap: &CapabilitySpec) -> Tool {
         "required": ["params", "timeoutMs"],
         "additionalProperties": false,
     });
-    let output = json!({
-        "type": "object",
-        "properties": {
-            "requestId": {"type": "string"},
-            "state": {"type": "string"},
-            "revision": {"type": "integer"},
-            "terminalReason": {"type": ["string", "null"]},
-            "result": cap.output_schema(),
-            "code": {"type": "string"},
-            "message": {"type": "string"},
-            "retryable": {"type": "boolean"},
-        },
-    });
-    let (Value::Object(input), Value::Object(output)) = (input, output) else { unreachable!("object literals") };
+    let Value::Object(mut input) = input else { unreachable!("an object literal") };
+    defs.attach(&mut input);
+    input
+}
+
+/// The `outputSchema` of `companion__{id}`, made from the types that serialize its results: the
+/// [`RequestSnapshot`] keys, with `result` = the capability's `outputSchema` (or its declared
+/// fallback's, whose result a fallback presentation returns) or `null` (a request that ended
+/// otherwise, CP-3-16), and the keys of a CP error object (`code`, `message`, `retryable`).
+/// Nothing is `required`, so the one schema fits a snapshot and an error alike (OQ-GB-18).
+fn tool_output_schema(cap: &CapabilitySpec, catalog: &Catalog) -> Map<String, Value> {
+    let mut defs = Definitions::new("#/$defs/");
+    let snapshot = defs.embed(output_schema_for::<RequestSnapshot>());
+    let mut props = snapshot.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut results = vec![defs.embed(Value::Object(cap.output_schema().clone()))];
+    if let Some(target) = cap.fallback().and_then(|f| catalog.capability(&f.capability)) {
+        let alt = defs.embed(Value::Object(target.output_schema().clone()));
+        if !results.contains(&alt) {
+            results.push(alt);
+        }
+    }
+    results.push(json!({"type": "null"}));
+    let described = props.get("result").and_then(|r| r.get("description")).cloned();
+    let mut result = json!({"anyOf": results});
+    if let Some(d) = described {
+        result["description"] = d;
+    }
+    props.insert("result".into(), result);
+    props.insert(
+        "code".into(),
+        json!({"type": "string", "description": "On failure: the CP error code, e.g. QUEUE_FULL"}),
+    );
+    props.insert("message".into(), json!({"type": "string", "description": "On failure: what went wrong"}));
+    props.insert(
+        "retryable".into(),
+        json!({"type": "boolean", "description": "On failure: whether the same call may succeed later"}),
+    );
+    let mut output = Map::new();
+    output.insert("type".into(), "object".into());
+    output.insert("properties".into(), Value::Object(props));
+    defs.attach(&mut output);
+    output
+}
+
+fn to_tool(name: &str, cap: &CapabilitySpec, catalog: &Catalog) -> Tool {
+    let input = tool_input_schema(cap);
+    let output = tool_output_schema(cap, catalog);
     let title = format!("{} · desktop companion", cap.id());
     // Shows something to the user and may wait for their answer: not read-only, not
     // destructive, not idempotent without a key, and it reaches a human (open world).

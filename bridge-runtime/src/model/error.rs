@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The six GB error codes, byte for byte (GB-7.4-8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// `expectedVersion` did not match; carries `currentVersion` (GB-7.4-2).
@@ -40,7 +40,7 @@ impl std::fmt::Display for ErrorCode {
 
 /// One per-field problem of a `validation_failed` error: `{"field","error"}`, where `field` is
 /// the tool parameter's name (GB-7.3-1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FieldError {
     /// The tool parameter's name, e.g. `"recipient"`.
     pub field: String,
@@ -58,7 +58,7 @@ impl FieldError {
 /// A failed tool call's `structuredContent`, sent with `isError: true` (GB-7.4-1, GB-B-5).
 ///
 /// Shape: `{"code", "message", "currentVersion"?, "fields"?}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[error("{code}: {message}")]
 pub struct ToolError {

@@ -53,7 +53,7 @@ pub struct WindowState {
 
 /// A successful tool call's `structuredContent` (GB-5.4, GB-B-4). There is no `ok` flag:
 /// a normal return means success (GB-5.4-3).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
     /// Human-readable outcome, e.g. "Submitted; a confirmation dialog popped up" (GB-5.4-4).

@@ -59,8 +59,8 @@ impl Engine {
 
         let requested = cat.capability(&p.capability).cloned().ok_or_else(|| unsupported_capability(&p.capability))?;
         check_scopes(client, &requested)?;
-        let params = Value::Object(p.params.clone());
-        requested.validate_params(&params).map_err(|problems| {
+        let mut params = Value::Object(p.params.clone());
+        requested.validate_params(&mut params).map_err(|problems| {
             CompanionError::invalid_params("The capability params are invalid", prefixed("/params", problems))
         })?;
 
@@ -364,18 +364,18 @@ impl Engine {
                 return Err(invalid("The request's params are no longer available", "/params", "purged"));
             };
             merged.extend(changes);
-            let merged = Value::Object(merged);
-            requested.validate_params(&merged).map_err(|problems| {
+            let mut merged = Value::Object(merged);
+            requested.validate_params(&mut merged).map_err(|problems| {
                 CompanionError::invalid_params("The updated params are invalid", prefixed("/params", problems))
             })?;
             let resolved_params = if resolved.id() == requested.id() {
                 merged.clone()
             } else {
-                let mapped = match requested.fallback().and_then(|f| f.map.as_ref()) {
+                let mut mapped = match requested.fallback().and_then(|f| f.map.as_ref()) {
                     Some(map) => map(&merged),
                     None => merged.clone(),
                 };
-                resolved.validate_params(&mapped).map_err(|problems| {
+                resolved.validate_params(&mut mapped).map_err(|problems| {
                     CompanionError::invalid_params(
                         "The updated params cannot be presented by the fallback capability",
                         prefixed("/params", problems),
@@ -452,11 +452,11 @@ fn resolve_fallback(
         .filter(|t| character.supports_capability(t.id()))
         .filter(|t| !(reduced_motion && t.kind() == CapabilityKind::Animation))
         .ok_or_else(|| err(" and its declared fallback is not available either"))?;
-    let mapped = match &fallback.map {
+    let mut mapped = match &fallback.map {
         Some(map) => map(params),
         None => params.clone(),
     };
-    target.validate_params(&mapped).map_err(|_| err(" and its fallback cannot present these params"))?;
+    target.validate_params(&mut mapped).map_err(|_| err(" and its fallback cannot present these params"))?;
     Ok((target.clone(), mapped))
 }
 
