@@ -15,7 +15,7 @@ pub mod mcp;
 pub mod model;
 pub mod render;
 
-pub use bridge_macros::{BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
+pub use bridge_macros::{BridgeArgs, BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
 pub use catalog::capability::BridgeCapabilities;
 pub use catalog::{ActionHints, ActionSpec, BridgeArgs, Catalog};
 pub use gui::{
@@ -30,6 +30,7 @@ pub mod prelude {
     pub use crate::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui};
     pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
     pub use crate::render::{FieldSet, Media, Notice, TableRow};
+    // `BridgeArgs` is both the trait and its derive, as serde's `Serialize` is.
     pub use crate::{BridgeArgs, BridgeFields, BridgeRow};
     pub use crate::{bridge_action, bridge_actions, bridge_window};
     pub use schemars::JsonSchema;
