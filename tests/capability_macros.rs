@@ -47,7 +47,7 @@ impl JsonSchema for Tone {
 }
 
 /// `interaction.choose` params (CP-2-22).
-#[derive(Deserialize, JsonSchema, Debug)]
+#[derive(Deserialize, JsonSchema, BridgeArgs, Debug)]
 #[serde(deny_unknown_fields)]
 struct ChooseParams {
     #[schemars(length(min = 1, max = 160))]
@@ -458,6 +458,53 @@ fn registration_is_all_or_none() {
     let added = c.register_capabilities::<Extras>().expect("Extras registers");
     assert_eq!(added.len(), 3);
     assert_eq!(c.catalog_revision(), revision + 3);
+}
+
+/// Parameter attributes, as in window mode: `#[serde(rename = "…")]` names the property (in the
+/// schema, where the params are read, and in `updatable`), `#[serde(default)]` makes it optional,
+/// `#[schemars(…)]` constrains it.
+#[derive(Debug)]
+struct Badges;
+
+#[bridge_actions(companion)]
+impl Badges {
+    /// Shows a badge.
+    #[bridge_action(id = "notice.badge", version = "0.1.0", kind = "notice", updatable = ["badgeText"])]
+    fn badge(
+        /// The badge's text.
+        #[serde(rename = "badgeText")]
+        #[schemars(length(min = 1, max = 20))]
+        badge_text: String,
+        #[serde(default)] count: u8,
+    ) -> Result<(), ActionError> {
+        if count > 99 {
+            return Err(ActionError::field("count", "at most 99"));
+        }
+        if badge_text.trim().is_empty() { Err(ActionError::field("badgeText", "blank")) } else { Ok(()) }
+    }
+}
+
+#[test]
+fn companion_parameter_attributes_reach_the_schema_and_the_reader() {
+    let specs = Badges::capability_specs().expect("Badges builds");
+    let badge = &specs[0];
+    let schema = Value::Object(badge.input_schema().clone());
+    assert_eq!(
+        schema["properties"]["badgeText"],
+        json!({"type": "string", "minLength": 1, "maxLength": 20, "description": "The badge's text."})
+    );
+    assert_eq!(schema["properties"]["count"]["type"], "integer");
+    assert_eq!(schema["required"], json!(["badgeText"]));
+    assert_eq!(badge.descriptor(&[])["updatableFields"], json!(["badgeText"]));
+
+    assert_eq!(badge.validate_params(&json!({"badgeText": "New"})), Ok(()));
+    assert_eq!(
+        badge.validate_params(&json!({"badgeText": "New", "count": 100})),
+        Err(vec![FieldProblem::new("/count", "at most 99")])
+    );
+    assert_eq!(badge.validate_params(&json!({"badgeText": " "})), Err(vec![FieldProblem::new("/badgeText", "blank")]));
+    assert!(badge.validate_params(&json!({"badge_text": "New"})).is_err());
+    assert!(badge.validate_params(&json!({"badgeText": ""})).is_err());
 }
 
 /// An empty companion impl declares nothing (and `crate = path` names the runtime).

@@ -11,6 +11,7 @@
 use bridge_runtime::prelude::*;
 use bridge_runtime::{Catalog, ToolError};
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 const PASSWORD: &str = "hunter2-plaintext";
 
@@ -104,7 +105,7 @@ impl Everything {
 }
 
 /// New line arguments (`#[bridge(args)]`).
-#[derive(Deserialize, JsonSchema, Debug)]
+#[derive(Deserialize, JsonSchema, BridgeArgs, Debug)]
 #[serde(deny_unknown_fields)]
 struct NewLine {
     /// Product name.
@@ -576,13 +577,194 @@ fn invoke_reports_each_bad_parameter() {
     assert!(owner.ui().edit(&id, |w: &mut Everything, _| w.action_available("count_lines")).unwrap_or(false));
 }
 
+/// Parameter attributes, as in companion mode: `#[schemars(…)]` constrains the property,
+/// `#[serde(rename = "…")]` names it (schema and reading), `#[serde(default)]` makes it optional.
+#[bridge_window(title = "Profile")]
+#[derive(Debug, Default)]
+struct Profile {
+    #[bridge(text)]
+    name: String,
+    #[bridge(skip)]
+    retries: u32,
+}
+
+#[bridge_actions]
+impl Profile {
+    /// Rename the profile.
+    #[bridge_action(idempotent)]
+    fn rename(
+        &mut self,
+        /// The new name.
+        #[schemars(length(min = 1, max = 20))]
+        #[serde(rename = "displayName")]
+        display_name: String,
+        /// How often to retry.
+        #[serde(default)]
+        #[schemars(range(max = 5))]
+        retries: u32,
+    ) {
+        self.name = display_name;
+        self.retries = retries;
+    }
+}
+
+#[test]
+fn window_parameter_attributes_reach_the_schema_and_the_reader() {
+    let specs = spec_json::<Profile>(true);
+    let schema = &specs[0]["inputSchema"];
+    assert_eq!(
+        schema["properties"]["displayName"],
+        json!({"type": "string", "minLength": 1, "maxLength": 20, "description": "The new name."})
+    );
+    assert_eq!(schema["properties"]["retries"]["type"], "integer", "{schema}");
+    assert_eq!(schema["properties"]["retries"]["maximum"], 5);
+    assert_eq!(schema["properties"]["retries"]["description"], "How often to retry.");
+    assert!(schema["properties"].get("display_name").is_none(), "{schema}");
+    assert_eq!(schema["required"], json!(["displayName"]));
+
+    let (_bridge, mut owner) = Bridge::builder("t", "0").window::<Profile>().build();
+    let id = owner.ui().open(Profile::default(), OpenOptions::window());
+    let call = |owner: &mut bridge_runtime::UiOwner, a: Value| {
+        owner.ui().call_tool(&format!("{id}__rename"), args(a), false).map_err(tool_error)
+    };
+    // `retries` may be left out (`#[serde(default)]`): it reads as 0.
+    assert!(call(&mut owner, json!({"displayName": "Ann"})).is_ok());
+    assert_eq!(owner.ui().edit(&id, |w: &mut Profile, _| (w.name.clone(), w.retries)), Some(("Ann".into(), 0)));
+    assert!(call(&mut owner, json!({"displayName": "Bo", "retries": 2})).is_ok());
+    assert_eq!(owner.ui().edit(&id, |w: &mut Profile, _| (w.name.clone(), w.retries)), Some(("Bo".into(), 2)));
+    // The Rust name is not a property, and the schema's bounds are enforced.
+    for bad in [json!({"display_name": "Cy"}), json!({"displayName": ""}), json!({"displayName": "x", "retries": 6})] {
+        let e = call(&mut owner, bad.clone()).err().unwrap_or_default();
+        assert_eq!(e["code"], "validation_failed", "{bad}: {e}");
+    }
+    // `invoke_action` reads the same JSON name.
+    let out =
+        owner.ui().edit(&id, |w: &mut Profile, cx| w.invoke_action("rename", args(json!({"displayName": "Di"})), cx));
+    assert_eq!(out, Some(Ok(None)));
+}
+
+/// A generic window type: each instantiation is its own window type in the catalog. No bounds
+/// are written: the macros infer what the blocks and actions need of `T` (`Serialize` for the
+/// `custom` block, `DeserializeOwned + JsonSchema` for the parameters, `Send + 'static`).
+mod editors {
+    use bridge_runtime::prelude::*;
+
+    #[bridge_window(title = "Editor")]
+    #[derive(Debug, Default)]
+    pub struct Editor<T> {
+        #[bridge(custom)]
+        pub doc: T,
+        #[bridge(skip)]
+        pub edits: u32,
+    }
+
+    /// The whole document, as the argument object (a generic `BridgeArgs`).
+    #[derive(Deserialize, JsonSchema, BridgeArgs, Debug)]
+    pub struct Replace<T> {
+        pub doc: T,
+    }
+
+    #[bridge_actions]
+    impl<T> Editor<T> {
+        /// Replace the document.
+        #[bridge_action(destructive)]
+        pub fn replace(&mut self, #[bridge(args)] r: Replace<T>) {
+            self.doc = r.doc;
+            self.edits += 1;
+        }
+
+        /// Set the document (a plain parameter of the impl's type).
+        #[bridge_action(idempotent)]
+        pub fn set_doc(&mut self, doc: T, #[serde(default)] edits: u32) {
+            self.doc = doc;
+            self.edits = edits;
+        }
+    }
+
+    #[derive(Serialize, Deserialize, JsonSchema, Debug, Default, PartialEq)]
+    pub struct Note {
+        pub text: String,
+    }
+
+    #[derive(Serialize, Deserialize, JsonSchema, Debug, Default, PartialEq)]
+    pub struct Sketch {
+        pub strokes: Vec<u32>,
+    }
+}
+
+#[test]
+fn generic_window_instantiations_are_distinct_window_types() {
+    use editors::{Editor, Note, Sketch};
+    let mut catalog = Catalog::new();
+    let note = catalog.register::<Editor<Note>>();
+    let sketch = catalog.register::<Editor<Sketch>>();
+    assert_eq!(note.meta.type_name, "Editor<Note>");
+    assert_eq!(sketch.meta.type_name, "Editor<Sketch>");
+    let names: Vec<&str> = catalog.windows().iter().map(|w| w.meta.type_name.as_str()).collect();
+    assert_eq!(names, ["Editor<Note>", "Editor<Sketch>"]);
+    // Each instantiation has its own argument schemas.
+    let (notes, sketches) = (spec_json::<Editor<Note>>(true), spec_json::<Editor<Sketch>>(true));
+    assert_ne!(notes[0]["inputSchema"], sketches[0]["inputSchema"]);
+    assert_ne!(notes[1]["inputSchema"]["properties"]["doc"], sketches[1]["inputSchema"]["properties"]["doc"]);
+    assert_eq!(notes[1]["inputSchema"]["required"], json!(["doc"]));
+
+    let (_bridge, mut owner) = Bridge::builder("t", "0").window::<Editor<Note>>().window::<Editor<Sketch>>().build();
+    let id = owner.ui().open(Editor::<Sketch>::default(), OpenOptions::window());
+    let r = owner.ui().call_tool(&format!("{id}__replace"), args(json!({"doc": {"strokes": [1, 2]}})), false);
+    assert!(r.is_ok(), "{r:?}");
+    let doc = owner.ui().edit(&id, |w: &mut Editor<Sketch>, _| (w.edits, w.doc.strokes.clone()));
+    assert_eq!(doc, Some((1, vec![1, 2])));
+    let r = owner.ui().call_tool(&format!("{id}__set_doc"), args(json!({"doc": {"strokes": [3]}})), false);
+    assert!(r.is_ok(), "{r:?}");
+    let doc = owner.ui().edit(&id, |w: &mut Editor<Sketch>, _| (w.edits, w.doc.strokes.clone()));
+    assert_eq!(doc, Some((0, vec![3])));
+}
+
+/// Lifetimes on the derives: a row may borrow (`'static` data in a window), a `fields` struct
+/// may hold a `Cow` (its items are set from JSON, so they cannot be plain references).
+#[derive(BridgeFields, Debug)]
+struct Labels<'a> {
+    title: Cow<'a, str>,
+}
+
+#[derive(BridgeRow, Debug)]
+struct Entry<'a> {
+    name: &'a str,
+    size: u32,
+}
+
+#[bridge_window(title = "Shelf")]
+#[derive(Debug)]
+struct Shelf {
+    #[bridge(fields)]
+    labels: Labels<'static>,
+    #[bridge(table)]
+    entries: Vec<Entry<'static>>,
+}
+
+#[test]
+fn derives_with_lifetimes() {
+    let mut shelf =
+        Shelf { labels: Labels { title: "Books".into() }, entries: vec![Entry { name: "Dune", size: 412 }] };
+    assert_eq!(shelf.labels.set_field("title", json!("Novels")), Ok(()));
+    assert_eq!(
+        render_json(&shelf)["blocks"],
+        json!([
+            {"type": "fields", "id": "labels", "items": [{"label": "Title", "value": "Novels"}]},
+            {"type": "table", "id": "entries", "columns": ["Name", "Size"], "rows": [["Dune", 412]]},
+        ])
+    );
+}
+
 /// The runtime under another path (`crate = …`), as with a renamed dependency.
 mod rt {
     pub use ::bridge_runtime::*;
 }
 
 mod renamed {
-    use crate::rt::prelude::{BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
+    use crate::rt::prelude::{
+        BridgeArgs, BridgeFields, BridgeRow, Deserialize, JsonSchema, bridge_action, bridge_actions, bridge_window,
+    };
 
     #[derive(BridgeFields, Debug)]
     #[bridge(crate = crate::rt)]
@@ -608,12 +790,24 @@ mod renamed {
         pub cells: Vec<Cell>,
     }
 
+    #[derive(BridgeArgs, Deserialize, JsonSchema, Debug, Clone, Copy)]
+    #[bridge(crate = crate::rt)]
+    pub struct Bump {
+        pub by: u8,
+    }
+
     #[bridge_actions(crate = crate::rt)]
     impl<T: std::fmt::Display + Send + 'static> Generic<T> {
         /// Add a number to the pair's left value.
         #[bridge_action(read_only)]
         pub fn echo(&self, n: i64) -> i64 {
             n + i64::from(self.pair.left)
+        }
+
+        /// Raise the pair's left value.
+        #[bridge_action]
+        pub fn bump(&mut self, #[bridge(args)] b: Bump) {
+            self.pair.left += b.by;
         }
     }
 }
@@ -637,4 +831,6 @@ fn generic_window_with_renamed_crate() {
         json!({"type": "integer", "minimum": -9_007_199_254_740_991_i64, "maximum": 9_007_199_254_740_991_i64})
     );
     assert!(specs[0]["inputSchema"]["properties"].get("expectedVersion").is_none());
+    assert_eq!(specs[1]["inputSchema"]["required"], json!(["by"]));
+    assert_eq!(Generic::<u8>::window_meta().type_name, "Generic<u8>");
 }

@@ -163,7 +163,7 @@ pub(crate) struct Param<'a> {
     pub(crate) arg: &'a PatType,
     /// The binding, when the pattern is a plain identifier.
     pub(crate) ident: Option<&'a Ident>,
-    /// The JSON property name: the identifier without `r#`.
+    /// The JSON property name: `#[serde(rename = "…")]`, else the identifier without `r#`.
     pub(crate) name: String,
     pub(crate) ty: &'a Type,
     pub(crate) attrs: ParamAttrs,
@@ -249,13 +249,12 @@ fn inputs<'a>(cx: &Ctxt, method: &'a ImplItemFn) -> (Option<&'a Receiver>, Vec<I
                     Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => Some(&p.ident),
                     _ => None,
                 };
-                inputs.push(Input::Param(Param {
-                    arg,
-                    ident,
-                    name: ident.map(unraw).unwrap_or_default(),
-                    ty: &arg.ty,
-                    attrs: attr::param_attrs(cx, &arg.attrs),
-                }));
+                let attrs = attr::param_attrs(cx, &arg.attrs);
+                let name = match &attrs.rename {
+                    Some(lit) => lit.value(),
+                    None => ident.map(unraw).unwrap_or_default(),
+                };
+                inputs.push(Input::Param(Param { arg, ident, name, ty: &arg.ty, attrs }));
             }
         }
     }
@@ -367,6 +366,7 @@ impl<'a> Capability<'a> {
 
 pub(crate) struct Derived<'a> {
     pub(crate) input: &'a DeriveInput,
+    pub(crate) kind: DeriveKind,
     pub(crate) krate: Path,
     pub(crate) fields: Vec<DerivedField<'a>>,
 }
@@ -395,6 +395,14 @@ impl<'a> Derived<'a> {
         let what = match kind {
             DeriveKind::Fields => "#[derive(BridgeFields)] needs a struct with named fields (one item per field)",
             DeriveKind::Row => "#[derive(BridgeRow)] needs a struct with named fields (one column per field)",
+            DeriveKind::Args => {
+                // A marker: only the shape matters; the fields are serde's and schemars'.
+                args_shape(cx, input);
+                for field in input_fields(input) {
+                    let _ = attr::item_field_attrs(cx, &field.attrs, kind);
+                }
+                return Derived { input, kind, krate, fields: Vec::new() };
+            }
         };
         let fields = match &input.data {
             Data::Struct(s) => match &s.fields {
@@ -423,8 +431,57 @@ impl<'a> Derived<'a> {
                 Vec::new()
             }
         };
-        Derived { input, krate, fields }
+        Derived { input, kind, krate, fields }
     }
+}
+
+/// `#[derive(BridgeArgs)]` on anything but a struct with named fields: one error at the item,
+/// with the hint to take the type as one named parameter instead.
+fn args_shape(cx: &Ctxt, input: &DeriveInput) {
+    let ident = &input.ident;
+    let instead = format!(
+        "take it as one named parameter instead, e.g. `{}: {ident}` without #[bridge(args)]",
+        util::snake_case(&unraw(ident))
+    );
+    let whole = "#[derive(BridgeArgs)] needs a struct with named fields, each one property of the argument object \
+                 (MCP inputSchema root is type: object)";
+    match &input.data {
+        Data::Struct(s) => match &s.fields {
+            Fields::Named(_) => {}
+            Fields::Unnamed(_) => cx.error_spanned_by(
+                ident,
+                format!("`{ident}` is a tuple struct, whose JSON is an array: {whole}; name its fields, or {instead}"),
+            ),
+            Fields::Unit => cx.error_spanned_by(
+                ident,
+                format!(
+                    "`{ident}` is a unit struct, whose JSON is `null`: {whole}; for an action without arguments \
+                     leave out the parameter, or {instead}"
+                ),
+            ),
+        },
+        Data::Enum(e) => cx.error_spanned_by(
+            {
+                let token = e.enum_token;
+                quote::quote!(#token #ident)
+            },
+            format!("`{ident}` is an enum, not an object with fixed properties: {whole}; {instead}"),
+        ),
+        Data::Union(u) => {
+            let token = u.union_token;
+            cx.error_spanned_by(quote::quote!(#token #ident), format!("`{ident}` is a union: {whole}"));
+        }
+    }
+}
+
+/// The fields of a derive input's struct (none for an enum or union).
+fn input_fields(input: &DeriveInput) -> impl Iterator<Item = &Field> {
+    match &input.data {
+        Data::Struct(s) => Some(s.fields.iter()),
+        _ => None,
+    }
+    .into_iter()
+    .flatten()
 }
 
 /// The methods of `item` marked `#[bridge_action]`, each with its first mark; a second mark on

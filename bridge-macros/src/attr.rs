@@ -185,6 +185,11 @@ pub(crate) fn is_schemars(attr: &Attribute) -> bool {
     attr.path().is_ident("schemars")
 }
 
+/// Whether `attr` is `#[serde(…)]`.
+pub(crate) fn is_serde(attr: &Attribute) -> bool {
+    attr.path().is_ident("serde")
+}
+
 /// Whether `attr` is `#[doc = "…"]` (a `///` comment).
 pub(crate) fn is_doc(attr: &Attribute) -> bool {
     attr.path().is_ident("doc")
@@ -742,14 +747,24 @@ pub(crate) fn capability_attrs(cx: &Ctxt, attr: &Attribute) -> CapabilityAttrs {
 }
 
 // ---------------------------------------------------------------------------------------------
-// #[bridge(args)] / #[bridge(description = "…")] / `///` on an action parameter
+// #[bridge(args)] / #[bridge(description = "…")] / `///` / #[serde(…)] / #[schemars(…)] on an
+// action or capability parameter
 
 pub(crate) struct ParamAttrs {
     pub(crate) args: Option<Ident>,
     pub(crate) description: Option<String>,
-    /// `#[schemars(…)]` attributes, forwarded to the property's schema in companion mode
+    /// `#[schemars(…)]` attributes, forwarded to the property's schema
     /// (`length(min = 1, max = 200)`, `range(…)`, …).
     pub(crate) schemars: Vec<Attribute>,
+    /// `#[serde(rename = "…")]`: the JSON property name (in the schema, where the argument is
+    /// read, in `updatable`), instead of the parameter's name.
+    pub(crate) rename: Option<LitStr>,
+    /// `#[serde(default)]`: the property is optional and a missing argument is `T::default()`.
+    pub(crate) default: Option<Ident>,
+    /// The tokens of the first `#[serde(…)]` attribute, for "has no effect" errors.
+    pub(crate) serde: Option<TokenStream>,
+    /// Whether `#[schemars(…)]` gives the schema's type (`with = "…"`, `schema_with = …`).
+    pub(crate) schemars_with: bool,
 }
 
 pub(crate) fn param_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ParamAttrs {
@@ -768,9 +783,87 @@ pub(crate) fn param_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ParamAttrs {
             Ok(())
         });
     }
+    let (rename, default) = param_serde(cx, attrs);
+    let schemars_with = param_schemars(cx, attrs);
     let description = description.get().or_else(|| doc_comment(attrs));
     let schemars = attrs.iter().filter(|a| is_schemars(a)).cloned().collect();
-    ParamAttrs { args: args.get(), description, schemars }
+    let serde = attrs.iter().find(|a| is_serde(a)).map(ToTokens::to_token_stream);
+    ParamAttrs { args: args.get(), description, schemars, rename, default, serde, schemars_with }
+}
+
+/// `#[serde(rename = "…", default)]` on a parameter. These two keep the schema, the JSON
+/// property name and the way the argument is read in agreement; other serde keys (`alias`,
+/// `flatten`, `with`, …) would need a deserializer per parameter, so they are an error
+/// pointing to a `#[bridge(args)]` struct, where serde applies in full.
+fn param_serde(cx: &Ctxt, attrs: &[Attribute]) -> (Option<LitStr>, Option<Ident>) {
+    let mut rename = Attr::none(cx, "rename");
+    let mut default = Attr::none(cx, "default");
+    for attr in attrs.iter().filter(|a| is_serde(a)) {
+        parse_attr(cx, attr, |meta| {
+            match key(&meta).as_str() {
+                "rename" if meta.input.peek(syn::token::Paren) => {
+                    return Err(
+                        meta.error("a parameter is only deserialized, so it has one name: `#[serde(rename = \"…\")]`")
+                    );
+                }
+                "rename" => {
+                    let lit = lit_str(&meta)?;
+                    if lit.value().is_empty() {
+                        cx.error_spanned_by(&lit, "a parameter's JSON name cannot be empty");
+                    } else {
+                        rename.set(&meta.path, lit);
+                    }
+                }
+                "default" if meta.input.peek(Token![=]) => {
+                    cx.syn_error(meta.error(
+                        "`default = \"…\"` is not supported on a parameter: write `#[serde(default)]` (a missing \
+                         argument is the type's `Default::default()`), or take an `Option<T>` and choose the value \
+                         in the method",
+                    ));
+                    skip_value(&meta)?;
+                }
+                "default" => default.set(&meta.path, flag(&meta)?),
+                k => {
+                    cx.syn_error(meta.error(format_args!(
+                        "`#[serde({k})]` is not supported on a parameter, which takes only `rename = \"…\"` (its \
+                         JSON name) and `default` (optional; missing = `Default::default()`); for more, take a \
+                         #[bridge(args)] struct, where serde's attributes apply in full"
+                    )));
+                    skip_value(&meta)?;
+                }
+            }
+            Ok(())
+        });
+    }
+    (rename.get(), default.get())
+}
+
+/// `#[schemars(…)]` on a parameter is forwarded to its property's schema; keys that would make
+/// the schema disagree with how the argument is read are reported here. Anything else is left to
+/// schemars' own derive, which reports its own syntax errors. Returns whether a key gives the
+/// schema's type (`with`, `schema_with`).
+fn param_schemars(cx: &Ctxt, attrs: &[Attribute]) -> bool {
+    let mut with = false;
+    for attr in attrs.iter().filter(|a| is_schemars(a)) {
+        let Meta::List(list) = &attr.meta else { continue };
+        let scan = syn::meta::parser(|meta| {
+            match key(&meta).as_str() {
+                k @ ("rename" | "default") => cx.syn_error(meta.error(format_args!(
+                    "`#[schemars({k})]` would change the schema only, not where the argument is read: write \
+                     `#[serde({k}{})]`, which changes both",
+                    if k == "rename" { " = \"…\"" } else { "" }
+                ))),
+                k @ ("skip" | "skip_deserializing" | "flatten") => cx.syn_error(meta.error(format_args!(
+                    "`#[schemars({k})]` does not apply to a parameter: each parameter is exactly one property"
+                ))),
+                "with" | "schema_with" => with = true,
+                _ => {}
+            }
+            skip_value(&meta)
+        });
+        let _ = scan.parse2(list.tokens.clone());
+    }
+    with
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -781,6 +874,7 @@ pub(crate) fn param_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ParamAttrs {
 pub(crate) enum DeriveKind {
     Fields,
     Row,
+    Args,
 }
 
 pub(crate) struct ItemFieldAttrs {
@@ -794,6 +888,14 @@ pub(crate) fn item_field_attrs(cx: &Ctxt, attrs: &[Attribute], derive: DeriveKin
     let mut sensitive = Attr::none(cx, "sensitive");
     let mut skip = Attr::none(cx, "skip");
     for attr in attrs.iter().filter(|a| is_bridge(a)) {
+        if derive == DeriveKind::Args {
+            cx.error_spanned_by(
+                attr,
+                "#[derive(BridgeArgs)] takes no field keys: the fields' own #[serde(…)] and #[schemars(…)] \
+                 attributes shape the argument object",
+            );
+            continue;
+        }
         parse_attr(cx, attr, |meta| {
             match (key(&meta).as_str(), derive) {
                 ("label", _) => label.set(&meta.path, lit_str(&meta)?),
@@ -807,7 +909,7 @@ pub(crate) fn item_field_attrs(cx: &Ctxt, attrs: &[Attribute], derive: DeriveKin
                     skip_value(&meta)?;
                 }
                 (_, DeriveKind::Fields) => unknown_key(cx, &meta, "#[bridge(…)]", FIELDSET_KEYS)?,
-                (_, DeriveKind::Row) => unknown_key(cx, &meta, "#[bridge(…)]", ROW_KEYS)?,
+                (_, DeriveKind::Row | DeriveKind::Args) => unknown_key(cx, &meta, "#[bridge(…)]", ROW_KEYS)?,
             }
             Ok(())
         });

@@ -54,7 +54,16 @@ use syn::{DeriveInput, parse_macro_input};
 /// `fields`: `sensitive` (every item redacted; the value is never read); `table`, `list`:
 /// `max_rows = N`; `list`: `ordered`; `notice`: `severity = "info"|"warn"|"error"|"success"` for
 /// `String`/`Option<String>`/`Vec<String>` fields. Blocks render in declaration order; a
-/// `notice` field renders 0..n blocks (`id`, `id-2`, …), a `media` field 0..1.
+/// `notice` field renders 0..n blocks (`id`, `id-2`, …), a `media` field 0..1. A `table`'s rows
+/// and a `fields` block are structs of the app's own (`BridgeRow`, `BridgeFields`): a std type
+/// such as `Vec<String>` or `HashMap<…>` there is a compile error (use `list`, `text`, `custom`).
+///
+/// The bridge owns a window while it is open, so a window type is `'static`: a lifetime
+/// parameter is a compile error (own the data: `String`, `Vec<T>`, `Arc<T>`). Type parameters
+/// are fine (`struct Editor<T>`): each instantiation is its own window type, named
+/// `Editor<Doc>` in the catalog (`WindowMeta::type_name`), and the impl infers the bounds its
+/// blocks need of a generic field (`T: Serialize` for `custom`, …) plus `T: Send + 'static`.
+/// A summary template naming a generic field needs the author's own bound (`T: Display`).
 #[proc_macro_attribute]
 pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::bridge_window(args.into(), input.into()).into()
@@ -81,7 +90,8 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 ///     /// Add a product line.
 ///     #[bridge_action(name = "add-line", destructive)]
-///     fn add_line(&mut self, #[bridge(args)] line: NewLine) -> Result<Totals, ActionError> { todo!() }
+///     fn add_line(&mut self, #[bridge(args)] line: NewLine)  // NewLine: #[derive(BridgeArgs)]
+///         -> Result<Totals, ActionError> { todo!() }
 ///
 ///     fn editable(&self) -> bool { todo!() }
 /// }
@@ -96,7 +106,22 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 /// is a JSON property of the same name (owned type, `DeserializeOwned + JsonSchema`; `Option<T>`
 /// = not required); `expectedVersion`/`expected_version` are reserved (GB-5.5). At most one
 /// `&mut ActionContext` parameter. Or one `#[bridge(args)] p: P` parameter whose struct `P` is
-/// the whole argument object. Parameter descriptions: `///` or `#[bridge(description = "…")]`.
+/// the whole argument object (`#[derive(Deserialize, JsonSchema, BridgeArgs)]`; an enum or other
+/// non-object type is a compile error at `P`: take it as one named parameter instead).
+///
+/// Parameter attributes, the same here and in companion mode: a description (`///` or
+/// `#[bridge(description = "…")]`); `#[schemars(…)]`, forwarded to the property's schema
+/// (`length(min = 1, max = 20)`, `range(…)`, `regex(…)`, …; `rename`/`default`/`skip`/`flatten`
+/// are errors, as they would change the schema alone); `#[serde(rename = "…")]`, the JSON name
+/// (in the schema, where the argument is read, in `updatable`); `#[serde(default)]`, an optional
+/// property whose absence reads as `Default::default()`. Other serde keys are an error: take a
+/// `#[bridge(args)]` struct, where serde applies in full. On the `#[bridge(args)]` parameter
+/// itself, `#[schemars]` and `#[serde]` have no effect and are errors.
+///
+/// On a generic impl (`impl<T> Editor<T>`), each parameter type naming `T` is given the bounds
+/// it needs (`DeserializeOwned + JsonSchema`, …) in the generated impl's where clause, so an
+/// instantiation lacking one is reported where it is registered. A lifetime on the impl's type
+/// is a compile error: the bridge owns its windows and the app, so they are `'static`.
 ///
 /// Return `()` (no `result`), `T` or `Result<T, E>` with `T: Serialize + JsonSchema` (the
 /// ToolResult `result` and the tool's `outputSchema`) and `E: Into<ActionError>`.
@@ -124,7 +149,8 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 ///     /// Asks the user to pick one option.
 ///     #[bridge_action(id = "interaction.choose", version = "0.1.0", kind = "interaction",
 ///                     interaction = "choice", output = ChooseResult, check_result = selected_in_options)]
-///     fn interaction_choose(#[bridge(args)] p: ChooseParams) -> Result<(), ActionError> {
+///     fn interaction_choose(#[bridge(args)] p: ChooseParams)  // #[derive(BridgeArgs)]
+///         -> Result<(), ActionError> {
 ///         todo!("semantic check, e.g. unique option ids (CP-2-23)")
 ///     }
 ///
@@ -165,8 +191,10 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 /// The method takes no `self`, is not `async`, `unsafe` or generic. Its parameters are the
 /// `inputSchema` (strict: `additionalProperties: false`; none = the explicit empty schema):
 /// plain parameters named like the JSON properties (owned, `JsonSchema`; docs and
-/// `#[schemars(…)]` such as `length(min, max)`/`range(min, max)` go to the property; `Option<T>` =
-/// optional, absent but not `null`), or one `#[bridge(args)] p: P` whose struct is the object.
+/// `#[schemars(…)]` such as `length(min, max)`/`range(min, max)` go to the property,
+/// `#[serde(rename = "…")]`/`#[serde(default)]` as in window mode; `Option<T>` = optional,
+/// absent but not `null`), or one `#[bridge(args)] p: P` whose struct is the object
+/// (`#[derive(BridgeArgs)]`).
 /// It returns `()` with an empty body (no semantic check) or `Result<(), E>`,
 /// `E: Into<ActionError>`: the semantic params check that runs after schema validation (CP-2-25),
 /// with its parameters `DeserializeOwned`. Each `FieldError { field, error }` becomes a
@@ -191,18 +219,45 @@ pub fn bridge_action(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `#[bridge(sensitive)]` (the item is `{"value":"••••••","sensitive":true}` and the value is
 /// never read), `#[bridge(skip)]`. Struct attribute: `#[bridge(crate = path)]`. Every shown
 /// field is `Serialize` (its value) and `DeserializeOwned` (`FieldSet::set_field` sets it from
-/// JSON by key or label, ASCII case-insensitive).
+/// JSON by key or label, ASCII case-insensitive), so a shown field cannot be a reference (a
+/// compile error at its type): `String`, not `&str`. Lifetime parameters are fine for owned
+/// data such as `Cow<'a, str>`.
 #[proc_macro_derive(BridgeFields, attributes(bridge))]
 pub fn derive_fields(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive_fields(&input).into()
 }
 
+/// `impl BridgeArgs` for a struct that is the whole argument object of an action or
+/// capability: `#[bridge(args)] p: P` (see [`macro@bridge_actions`]).
+///
+/// ```rust,ignore
+/// #[derive(Deserialize, JsonSchema, BridgeArgs)]
+/// struct NewLine {
+///     /// Product name.
+///     name: String,
+///     #[schemars(range(min = 1))] quantity: u32,
+/// }
+/// ```
+///
+/// The struct has named fields, each one top-level property of the `inputSchema` (whose root is
+/// `type: object`); its own `#[serde(…)]` and `#[schemars(…)]` shape the object, and the derive
+/// takes no field keys. Generics are supported. Struct attribute: `#[bridge(crate = path)]`.
+/// An enum, tuple struct or unit struct is a compile error at the item: take such a type as one
+/// named parameter instead (`shape: Shape`, without `#[bridge(args)]`). `#[bridge_actions]`
+/// requires `BridgeArgs` of every `#[bridge(args)]` type, in window and companion mode.
+#[proc_macro_derive(BridgeArgs, attributes(bridge))]
+pub fn derive_args(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive_args(&input).into()
+}
+
 /// `impl TableRow` for a struct whose fields are the columns of a `table` block.
 ///
 /// Field attributes: `#[bridge(label = "…")]` (the column title, default the field name
 /// humanized), `#[bridge(skip)]`. Struct attribute: `#[bridge(crate = path)]`. Every shown
-/// field is `Serialize`; keep secrets in `Secret<T>`, which serializes as `"••••••"`.
+/// field is `Serialize`; keep secrets in `Secret<T>`, which serializes as `"••••••"`. A row may
+/// borrow (`struct Entry<'a> { name: &'a str }`, held as `Vec<Entry<'static>>` in a window).
 #[proc_macro_derive(BridgeRow, attributes(bridge))]
 pub fn derive_row(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

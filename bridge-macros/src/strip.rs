@@ -1,5 +1,7 @@
-//! The author's item as re-emitted: the inert `#[bridge(…)]` and parameter doc attributes
-//! removed (rustc knows neither), `#[bridge_action(…)]` reduced to a checked marker.
+//! The author's item as re-emitted: the inert `#[bridge(…)]` attributes and the parameter
+//! attributes that went to the generated params struct (`///`, `#[schemars(…)]`,
+//! `#[serde(…)]`) removed (rustc knows none of them on a parameter), `#[bridge_action(…)]`
+//! reduced to a checked marker.
 
 use crate::attr;
 use syn::{FnArg, ImplItem, ImplItemFn, ItemImpl, ItemStruct, Meta, MetaList};
@@ -19,7 +21,7 @@ pub(crate) fn window(item: &ItemStruct) -> ItemStruct {
 }
 
 /// The impl with `#[bridge_action(…)]` reduced to `#[bridge_action(__bridge_actions_checked)]`
-/// and `#[bridge(…)]` / `///` removed from action parameters.
+/// and the parameters' attributes removed ([`params`]).
 pub(crate) fn actions(item: &ItemImpl) -> ItemImpl {
     let mut item = item.clone();
     for impl_item in item.items.iter_mut() {
@@ -41,8 +43,7 @@ pub(crate) fn actions(item: &ItemImpl) -> ItemImpl {
     item
 }
 
-/// [`actions`], plus for each capability method: `#[schemars(…)]` removed from its parameters
-/// (forwarded to the generated schema), and the lints its fixed shape would trip allowed:
+/// [`actions`], plus for each capability method the lints its fixed shape would trip allowed:
 /// parameters by value (the params are deserialized per call), and unused parameters of an
 /// empty body (a declaration without semantic check).
 pub(crate) fn capabilities(item: &ItemImpl) -> ItemImpl {
@@ -51,11 +52,6 @@ pub(crate) fn capabilities(item: &ItemImpl) -> ItemImpl {
         if let ImplItem::Fn(method) = impl_item
             && method.attrs.iter().any(attr::is_bridge_action)
         {
-            for input in method.sig.inputs.iter_mut() {
-                if let FnArg::Typed(arg) = input {
-                    arg.attrs.retain(|a| !attr::is_schemars(a));
-                }
-            }
             method.attrs.push(syn::parse_quote!(#[allow(clippy::needless_pass_by_value)]));
             if method.block.stmts.is_empty() {
                 method.attrs.push(syn::parse_quote!(#[allow(unused_variables)]));
@@ -65,11 +61,13 @@ pub(crate) fn capabilities(item: &ItemImpl) -> ItemImpl {
     item
 }
 
-/// `#[bridge(…)]` and `///` removed from a method's parameters.
+/// `#[bridge(…)]`, `///`, `#[schemars(…)]` and `#[serde(…)]` removed from a method's
+/// parameters, the same in window and companion mode.
 pub(crate) fn params(method: &mut ImplItemFn) {
     for input in method.sig.inputs.iter_mut() {
         if let FnArg::Typed(arg) = input {
-            arg.attrs.retain(|a| !attr::is_bridge(a) && !attr::is_doc(a));
+            arg.attrs
+                .retain(|a| !attr::is_bridge(a) && !attr::is_doc(a) && !attr::is_schemars(a) && !attr::is_serde(a));
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Small helpers shared by the stages: names and syntactic type shapes.
 
 use proc_macro2::Span;
+use quote::ToTokens as _;
 use syn::ext::IdentExt as _;
 use syn::{GenericArgument, Ident, Index, Member, PathArguments, PathSegment, Type};
 
@@ -49,6 +50,101 @@ pub(crate) fn humanize_type(name: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `ChooseParams` → `choose_params`, `HTTPSettings` → `http_settings` (a parameter name to
+/// suggest for a type).
+pub(crate) fn snake_case(name: &str) -> String {
+    humanize_type(name).to_lowercase().replace(' ', "_")
+}
+
+/// Whether `ty` is written as a type of std or serde_json, which no author can derive on: a
+/// primitive, `String`, `str`, `Option`, a std collection, `Cow`, `serde_json::Value`/`Map`/
+/// `Number`, a tuple, array or slice, or a reference to one of these.
+pub(crate) fn is_std_type(ty: &Type) -> bool {
+    const STD: &[&str] = &[
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "u128",
+        "usize",
+        "i8",
+        "i16",
+        "i32",
+        "i64",
+        "i128",
+        "isize",
+        "f32",
+        "f64",
+        "bool",
+        "char",
+        "str",
+        "String",
+        "Option",
+        "Vec",
+        "VecDeque",
+        "LinkedList",
+        "BinaryHeap",
+        "HashMap",
+        "BTreeMap",
+        "HashSet",
+        "BTreeSet",
+        "Cow",
+    ];
+    const SERDE_JSON: &[&str] = &["Value", "Map", "Number"];
+    match ty {
+        Type::Path(p) if p.qself.is_none() => {
+            let segments = &p.path.segments;
+            let Some(last) = segments.last() else { return false };
+            STD.iter().any(|n| last.ident == n)
+                || (segments.iter().any(|s| s.ident == "serde_json") && SERDE_JSON.iter().any(|n| last.ident == n))
+        }
+        Type::Tuple(_) | Type::Array(_) | Type::Slice(_) => true,
+        Type::Reference(r) => is_std_type(&r.elem),
+        Type::Paren(p) => is_std_type(&p.elem),
+        Type::Group(g) => is_std_type(&g.elem),
+        _ => false,
+    }
+}
+
+/// Whether `ty` names `ident` anywhere (`T`, `Vec<T>`, `[u8; N]`).
+pub(crate) fn mentions(ty: &Type, ident: &Ident) -> bool {
+    fn scan(tokens: proc_macro2::TokenStream, ident: &Ident) -> bool {
+        tokens.into_iter().any(|tt| match tt {
+            proc_macro2::TokenTree::Ident(i) => i == *ident,
+            proc_macro2::TokenTree::Group(g) => scan(g.stream(), ident),
+            _ => false,
+        })
+    }
+    scan(ty.to_token_stream(), ident)
+}
+
+/// The first reference written in `ty` (`&'a str` in `Option<&'a str>`).
+pub(crate) fn reference_in(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Reference(_) => Some(ty),
+        Type::Paren(p) => reference_in(&p.elem),
+        Type::Group(g) => reference_in(&g.elem),
+        Type::Array(a) => reference_in(&a.elem),
+        Type::Slice(s) => reference_in(&s.elem),
+        Type::Tuple(t) => t.elems.iter().find_map(reference_in),
+        Type::Path(p) => p.path.segments.iter().flat_map(type_args).find_map(reference_in),
+        _ => None,
+    }
+}
+
+/// `ty` as the author would write it (`Vec<String>`, not `Vec < String >`), for messages.
+pub(crate) fn type_text(ty: &Type) -> String {
+    ty.to_token_stream()
+        .to_string()
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
+        .replace("& ", "&")
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
 }
 
 /// A field-access member from a summary path segment: `0` → `.0`, `type` → `.r#type`.
@@ -182,6 +278,42 @@ mod tests {
         assert!(is_valid_action_name("edit_field-2"));
         assert!(!is_valid_action_name("edit field"));
         assert!(!is_valid_action_name(&"a".repeat(49)));
+        assert_eq!(snake_case("ChooseParams"), "choose_params");
+        assert_eq!(snake_case("HTTPSettings"), "http_settings");
+        assert_eq!(snake_case("Shape"), "shape");
+    }
+
+    #[test]
+    fn std_types() {
+        let ty = |s: &str| syn::parse_str::<Type>(s).ok();
+        for std in [
+            "String",
+            "&'static str",
+            "u32",
+            "Option<Row>",
+            "Vec<u8>",
+            "(String, u32)",
+            "[u8; 4]",
+            "std::collections::HashMap<String, String>",
+            "serde_json::Value",
+            "::serde_json::Map<String, V>",
+        ] {
+            assert!(ty(std).is_some_and(|t| is_std_type(&t)), "{std}");
+        }
+        for own in ["Row", "crate::Row", "Value", "Box<Row>", "T"] {
+            assert!(ty(own).is_some_and(|t| !is_std_type(&t)), "{own}");
+        }
+        for (written, shown) in [
+            ("Vec < String >", "Vec<String>"),
+            ("std :: collections :: HashMap<String , u32>", "std::collections::HashMap<String, u32>"),
+            ("& 'static str", "&'static str"),
+        ] {
+            assert_eq!(ty(written).map(|t| type_text(&t)).as_deref(), Some(shown));
+        }
+        let reference = ty("Option<Vec<&'a str>>");
+        let found = reference.as_ref().and_then(reference_in).map(type_text);
+        assert_eq!(found.as_deref(), Some("&'a str"));
+        assert!(ty("Cow<'a, str>").as_ref().and_then(reference_in).is_none());
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! The rules: what combinations of keys, fields, parameters and types are allowed. Each error
 //! points at the author's offending tokens and says how to fix it.
 
-use crate::ast::{Action, Actions, Capabilities, Capability, CheckReturn, Derived, Input, Output, Window};
-use crate::attr::{Kind, StrOrPath};
+use crate::ast::{Action, Actions, Capabilities, Capability, CheckReturn, Derived, Input, Output, Param, Window};
+use crate::attr::{DeriveKind, Kind, StrOrPath};
 use crate::ctxt::Ctxt;
 use crate::template::{self, Piece};
-use crate::util;
+use crate::util::{self, type_text, unraw};
 use proc_macro2::Span;
 use quote::ToTokens;
 use std::collections::HashMap;
@@ -24,6 +24,16 @@ pub(crate) fn window(cx: &Ctxt, w: &Window) {
             cx.error_spanned_by(lit, "the window title cannot be empty (GB-4.2-5)")
         }
         Some(_) => {}
+    }
+    if let Some(lt) = w.item.generics.lifetimes().next() {
+        cx.error_spanned_by(
+            &lt.lifetime,
+            format!(
+                "window `{}` cannot borrow (`{}`): the bridge owns a window while it is open, so a window type is \
+                 `'static`; own the data instead (`String`, `Vec<T>`, `Arc<T>`)",
+                w.item.ident, lt.lifetime
+            ),
+        );
     }
     for f in &w.fields {
         field(cx, f);
@@ -108,6 +118,26 @@ fn field(cx: &Ctxt, f: &crate::ast::WindowField) {
             ty,
             "`table` needs a `Vec<Row>` field, where Row has #[derive(BridgeRow)] (or implements TableRow)",
         ),
+        Kind::Table => {
+            if let Some(row) = util::generic_of(ty, "Vec").filter(|row| util::is_std_type(row)) {
+                cx.error_spanned_by(
+                    row,
+                    format!(
+                        "a table's rows are structs of your own with #[derive(BridgeRow)], whose fields are the \
+                         columns, not `{}`; for a list of plain values use #[bridge(list)]",
+                        type_text(row)
+                    ),
+                );
+            }
+        }
+        Kind::Fields if util::is_std_type(ty) => cx.error_spanned_by(
+            ty,
+            format!(
+                "a `fields` block is a struct of your own with #[derive(BridgeFields)], whose fields are the items, \
+                 not `{}`; for a plain value use #[bridge(text)] (Display) or #[bridge(custom)] (Serialize)",
+                type_text(ty)
+            ),
+        ),
         Kind::List if util::generic_of(ty, "Vec").is_none() && !matches!(ty, Type::Array(_)) => {
             cx.error_spanned_by(ty, "`list` needs a `Vec<T>` field (T: Serialize)")
         }
@@ -176,6 +206,15 @@ fn summary(cx: &Ctxt, w: &Window, lit: &syn::LitStr) {
 // #[bridge_actions]
 
 pub(crate) fn actions(cx: &Ctxt, actions: &Actions) {
+    if let Some(lt) = borrowed_lifetime(&actions.item.self_ty) {
+        cx.error_spanned_by(
+            &lt,
+            format!(
+                "an action set cannot borrow (`{lt}`): the bridge owns its windows and the app, so their types are \
+                 `'static`; own the data instead (`String`, `Vec<T>`, `Arc<T>`)"
+            ),
+        );
+    }
     let mut names: HashMap<&str, &syn::Ident> = HashMap::new();
     for a in &actions.actions {
         action(cx, a);
@@ -279,7 +318,7 @@ fn inputs(cx: &Ctxt, a: &Action) {
         };
         if p.name == "expectedVersion" || p.name == "expected_version" {
             cx.error_spanned_by(
-                ident,
+                p.attrs.rename.as_ref().map_or_else(|| ident.to_token_stream(), ToTokens::to_token_stream),
                 format!(
                     "parameter `{}` is reserved for optimistic concurrency (GB-5.5): the runtime checks \
                      `expectedVersion` before the action runs; rename the parameter",
@@ -303,7 +342,13 @@ fn inputs(cx: &Ctxt, a: &Action) {
             } else if !is_object_like(p.ty) {
                 cx.error_spanned_by(
                     p.ty,
-                    "the arguments root must be an object (MCP inputSchema root is type: object): use a struct",
+                    format!(
+                        "`{ty}` cannot be the whole argument object (MCP inputSchema root is type: object): take it \
+                         as one named parameter instead, `{name}: {ty}` without #[bridge(args)], or use a struct \
+                         with #[derive(BridgeArgs)]",
+                        ty = type_text(p.ty),
+                        name = p.name
+                    ),
                 );
             }
         } else if let Some(args) = args {
@@ -316,6 +361,78 @@ fn inputs(cx: &Ctxt, a: &Action) {
             );
         }
     }
+    param_attrs(cx, a.params());
+}
+
+/// Rules on the parameters' `#[serde(…)]` / `#[schemars(…)]`, the same in window and companion
+/// mode: they have no effect on the `#[bridge(args)]` parameter (its struct's own derives read
+/// and describe the object), and renamed JSON names stay unique.
+fn param_attrs<'p, 'a: 'p>(cx: &Ctxt, params: impl Iterator<Item = &'p Param<'a>>) {
+    let mut names: HashMap<&str, &Param> = HashMap::new();
+    for p in params {
+        if p.attrs.args.is_some() {
+            if let Some(attr) = p.attrs.schemars.first() {
+                cx.error_spanned_by(
+                    attr,
+                    "#[schemars(…)] on the #[bridge(args)] parameter has no effect: the struct's own derive makes \
+                     the schema, so put it on the struct or its fields",
+                );
+            }
+            if let Some(attr) = &p.attrs.serde {
+                cx.error_spanned_by(
+                    attr,
+                    "#[serde(…)] on the #[bridge(args)] parameter has no effect: the struct's own derive reads \
+                     the object, so put it on the struct or its fields",
+                );
+            }
+            continue;
+        }
+        if p.ident.is_none() || p.name.is_empty() {
+            continue;
+        }
+        match names.get(p.name.as_str()) {
+            Some(first) => {
+                let first = first.ident.map(unraw).unwrap_or_default();
+                cx.error_spanned_by(
+                    p.attrs.rename.as_ref().map_or_else(|| p.arg.pat.to_token_stream(), ToTokens::to_token_stream),
+                    format!(
+                        "duplicate parameter name `{}`: parameter `{first}` already has it (each parameter is one \
+                         JSON property)",
+                        p.name
+                    ),
+                );
+            }
+            None => {
+                names.insert(p.name.as_str(), p);
+            }
+        }
+    }
+}
+
+/// The first lifetime other than `'static` written in `ty` (`Editor<'a>`, `Editor<'_>`).
+fn borrowed_lifetime(ty: &Type) -> Option<syn::Lifetime> {
+    fn scan(tokens: proc_macro2::TokenStream) -> Option<syn::Lifetime> {
+        let mut iter = tokens.into_iter().peekable();
+        while let Some(tt) = iter.next() {
+            match tt {
+                proc_macro2::TokenTree::Group(g) => {
+                    if let Some(lt) = scan(g.stream()) {
+                        return Some(lt);
+                    }
+                }
+                proc_macro2::TokenTree::Punct(p) if p.as_char() == '\'' => {
+                    if let Some(proc_macro2::TokenTree::Ident(ident)) = iter.peek()
+                        && ident != "static"
+                    {
+                        return Some(syn::Lifetime { apostrophe: p.span(), ident: ident.clone() });
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+    scan(ty.to_token_stream())
 }
 
 /// Rejects the types that can never have an object schema; anything else may be a struct.
@@ -337,6 +454,20 @@ fn is_object_like(ty: &Type) -> bool {
 
 pub(crate) fn derived(cx: &Ctxt, d: &Derived) {
     for f in &d.fields {
+        if d.kind == DeriveKind::Fields
+            && !f.skip()
+            && let Some(reference) = util::reference_in(&f.field.ty).map(type_text)
+        {
+            cx.error_spanned_by(
+                &f.field.ty,
+                format!(
+                    "field `{}` borrows (`{reference}`), but a `fields` item is set from JSON \
+                     (`FieldSet::set_field`), so it owns its value: use `String` rather than `&str`, `Vec<T>` \
+                     rather than `&[T]` (or `Cow<'_, T>`)",
+                    f.key
+                ),
+            );
+        }
         if let Some(skip) = &f.attrs.skip
             && (f.attrs.label.is_some() || f.attrs.sensitive.is_some())
         {
@@ -693,14 +824,13 @@ fn method_shape(cx: &Ctxt, c: &Capability) {
             } else if !is_object_like(p.ty) {
                 cx.error_spanned_by(
                     p.ty,
-                    "the params root must be an object (the capability's inputSchema is type: object): use a struct",
-                );
-            }
-            if let Some(attr) = p.attrs.schemars.first() {
-                cx.error_spanned_by(
-                    attr,
-                    "#[schemars(…)] on the #[bridge(args)] parameter has no effect: the struct's own derive makes \
-                     the schema, so put it on the struct or its fields",
+                    format!(
+                        "`{ty}` cannot be the whole params object (the capability's inputSchema is type: object): \
+                         take it as one named parameter instead, `{name}: {ty}` without #[bridge(args)], or use a \
+                         struct with #[derive(BridgeArgs)]",
+                        ty = type_text(p.ty),
+                        name = p.name
+                    ),
                 );
             }
         } else if let Some(args) = args {
@@ -713,6 +843,7 @@ fn method_shape(cx: &Ctxt, c: &Capability) {
             );
         }
     }
+    param_attrs(cx, c.params());
     match c.returns {
         CheckReturn::Unit if !c.method.block.stmts.is_empty() => cx.error_spanned_by(
             &c.method.block,

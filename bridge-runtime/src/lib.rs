@@ -15,9 +15,9 @@ pub mod mcp;
 pub mod model;
 pub mod render;
 
-pub use bridge_macros::{BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
+pub use bridge_macros::{BridgeArgs, BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
 pub use catalog::capability::BridgeCapabilities;
-pub use catalog::{ActionHints, ActionSpec, Catalog};
+pub use catalog::{ActionHints, ActionSpec, BridgeArgs, Catalog};
 pub use gui::{
     ActionContext, ActionError, Bridge, BridgeActions, BridgeBuilder, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner,
 };
@@ -30,7 +30,8 @@ pub mod prelude {
     pub use crate::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui};
     pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
     pub use crate::render::{FieldSet, Media, Notice, TableRow};
-    pub use crate::{BridgeFields, BridgeRow};
+    // `BridgeArgs` is both the trait and its derive, as serde's `Serialize` is.
+    pub use crate::{BridgeArgs, BridgeFields, BridgeRow};
     pub use crate::{bridge_action, bridge_actions, bridge_window};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -43,7 +44,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, WindowMeta};
+    pub use crate::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, WindowMeta, require_args};
     pub use crate::gui::{ActionContext, ActionError, BridgeActions, BridgeWindow, Rendered};
     pub use crate::model::{Block, FieldItem, Severity};
 

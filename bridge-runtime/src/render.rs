@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 /// `{"value":"••••••","sensitive":true}`), `#[bridge(skip)]`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a `fields` block: it does not implement `FieldSet`",
-    label = "add #[derive(BridgeFields)] to `{Self}`"
+    label = "a `fields` block is a struct of your own with #[derive(BridgeFields)], one item per field"
 )]
 pub trait FieldSet {
     /// The keys (Rust names) of the sensitive items. `#[bridge_window]` checks at compile time
@@ -49,7 +49,8 @@ pub struct FieldSpec {
 /// Field attributes: `#[bridge(label = "…")]`, `#[bridge(skip)]`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a table row: it does not implement `TableRow`",
-    label = "add #[derive(BridgeRow)] to `{Self}`"
+    label = "a table's rows are structs of your own with #[derive(BridgeRow)] (fields = columns); \
+             for plain values use #[bridge(list)]"
 )]
 pub trait TableRow {
     /// Column titles, left to right.
@@ -321,6 +322,30 @@ impl<T: SummaryText> SummaryText for Option<T> {
     }
 }
 
+/// `WindowMeta::type_name` of a generic window type: `std::any::type_name` with every path
+/// shortened to its last segment (`app::Editor<app::Doc>` → `Editor<Doc>`), so each
+/// instantiation has its own name in the catalog.
+#[doc(hidden)]
+pub fn window_type_name<W: ?Sized>() -> String {
+    let full = std::any::type_name::<W>();
+    let mut out = String::with_capacity(full.len());
+    let mut path = String::new();
+    let flush = |path: &mut String, out: &mut String| {
+        out.push_str(path.rsplit("::").next().unwrap_or(path));
+        path.clear();
+    };
+    for c in full.chars() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            path.push(c);
+        } else {
+            flush(&mut path, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut path, &mut out);
+    out
+}
+
 /// Whether `key` is one of `keys` (usable in `const` assertions).
 #[doc(hidden)]
 pub const fn is_sensitive_key(keys: &[&str], key: &str) -> bool {
@@ -394,6 +419,13 @@ impl ParamReader {
         }
     }
 
+    /// Takes parameter `name` declared `#[serde(default)]`: a missing parameter is
+    /// `T::default()`, a present one (even `null`) is deserialized. `None` means an error was
+    /// recorded.
+    pub fn take_or_default<T: DeserializeOwned + Default>(&mut self, name: &str) -> Option<T> {
+        if self.args.contains_key(name) { self.take(name) } else { Some(T::default()) }
+    }
+
     /// `Ok` when every parameter was read and no unknown one was given; otherwise a
     /// `validation_failed` error listing each problem.
     pub fn finish(mut self) -> Result<(), ActionError> {
@@ -406,5 +438,30 @@ impl ParamReader {
     /// The whole argument object as one `#[bridge(args)]` struct.
     pub fn whole<T: DeserializeOwned>(args: Map<String, Value>) -> Result<T, ActionError> {
         serde_json::from_value(Value::Object(args)).map_err(ActionError::from_deserialize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Doc;
+    struct Editor<T>(T);
+
+    #[test]
+    fn window_type_names_drop_paths() {
+        assert_eq!(window_type_name::<Editor<Doc>>(), "Editor<Doc>");
+        assert_eq!(window_type_name::<Editor<Vec<String>>>(), "Editor<Vec<String>>");
+        assert_eq!(window_type_name::<Editor<(u8, [i64; 2])>>(), "Editor<(u8, [i64; 2])>");
+    }
+
+    #[test]
+    fn take_or_default_reads_missing_as_default() {
+        let mut args = Map::new();
+        let _ = args.insert("n".into(), Value::from(3));
+        let mut r = ParamReader::new(args);
+        assert_eq!(r.take_or_default::<u32>("n"), Some(3));
+        assert_eq!(r.take_or_default::<u32>("m"), Some(0));
+        assert_eq!(r.finish(), Ok(()));
     }
 }

@@ -27,7 +27,7 @@ pub enum Tone {
 }
 
 /// `interaction.choose` params.
-#[derive(Deserialize, JsonSchema, Debug)]
+#[derive(Deserialize, JsonSchema, BridgeArgs, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct ChooseParams {
     /// The question.

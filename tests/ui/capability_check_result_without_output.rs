@@ -2,7 +2,7 @@ use bridge_runtime::prelude::*;
 
 struct Desk;
 
-#[derive(Deserialize, JsonSchema)]
+#[derive(Deserialize, JsonSchema, BridgeArgs)]
 struct Params {
     prompt: String,
 }

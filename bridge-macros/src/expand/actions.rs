@@ -5,35 +5,41 @@
 //! reported with its name (GB-7.3-1), and a parameter type that is not `DeserializeOwned` is
 //! reported at the author's type.
 
-use super::{call_with_self, private, respan};
+use super::{call_with_self, inferred_bound, is_option, private, respan, schema_field, where_clause};
 use crate::ast::{Action, Actions, Input, Output, Param};
+use crate::util::mentions;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
 
 pub(crate) fn actions(a: &Actions) -> TokenStream {
     let p = private(&a.krate);
     let self_ty = &a.item.self_ty;
-    let (impl_generics, _, where_clause) = a.item.generics.split_for_impl();
+    let generics = &a.item.generics;
+    let (impl_generics, _, _) = generics.split_for_impl();
+    let where_clause = where_clause(generics, &inferred_bounds(a, &p));
 
     let schemars_crate = format!("{p}::schemars").replace(' ', "");
     let mut structs = Vec::new();
     let mut specs = Vec::new();
     let mut available = Vec::new();
     let mut arms = Vec::new();
+    let mut args_checks = Vec::new();
     for (i, action) in a.actions.iter().enumerate() {
-        let params_ty = match action.args_param() {
+        let (params_ty, params_span) = match action.args_param() {
             Some(args) => {
                 let ty = args.ty;
-                quote!(#ty)
+                args_checks.push(require_args(ty, &p));
+                (quote!(#ty), ty.span())
             }
             None => {
                 let name = format_ident!("__BridgeParams{}", i);
-                structs.push(params_struct(action, &name, &p, &schemars_crate));
-                quote!(#name)
+                let (item, ty, span) = params_struct(a, action, &name, &p, &schemars_crate);
+                structs.push(item);
+                (ty, span)
             }
         };
-        specs.push(spec(action, &params_ty, &p));
+        specs.push(spec(action, &params_ty, params_span, &p));
         if let Some(path) = &action.attrs.available {
             let name = &action.name;
             let call = call_with_self(path);
@@ -86,6 +92,7 @@ pub(crate) fn actions(a: &Actions) -> TokenStream {
             #[automatically_derived]
             impl #impl_generics #p::BridgeActions for #self_ty #where_clause {
                 fn action_specs_for(__window_level: bool) -> ::std::vec::Vec<#p::ActionSpec> {
+                    #(#args_checks)*
                     #specs
                 }
 
@@ -106,24 +113,106 @@ pub(crate) fn actions(a: &Actions) -> TokenStream {
     }
 }
 
-/// `struct __BridgeParamsN { name: Type, … }` with `#[derive(JsonSchema)]`: the parameters
-/// as an object schema, `additionalProperties: false`, doc/description on each property.
-fn params_struct(action: &Action, name: &syn::Ident, p: &TokenStream, schemars_crate: &str) -> TokenStream {
-    let fields = action.params().filter_map(|param| {
-        let ident = param.ident?;
-        let ty = param.ty;
-        let doc = param.attrs.description.as_ref().map(|d| quote!(#[doc = #d]));
-        Some(quote!(#doc #ident: #ty,))
+/// What the generated code needs of the author's types that name a type parameter of a
+/// generic impl (`doc: T` in `impl<T> Editor<T>`): parameters are `DeserializeOwned +
+/// JsonSchema` (and `Default` with `#[serde(default)]`), a `#[bridge(args)]` type also
+/// `BridgeArgs`, results `Serialize + JsonSchema`.
+fn inferred_bounds(a: &Actions, p: &TokenStream) -> Vec<TokenStream> {
+    let generics = &a.item.generics;
+    let de = quote!(#p::serde::de::DeserializeOwned);
+    let schema = quote!(#p::schemars::JsonSchema);
+    let mut bounds = Vec::new();
+    for action in &a.actions {
+        for param in action.params() {
+            let bound = if param.attrs.args.is_some() {
+                quote!(#p::BridgeArgs + #de + #schema)
+            } else if param.attrs.default.is_some() && !is_option(param.ty) {
+                quote!(#de + ::core::default::Default + #schema)
+            } else {
+                quote!(#de + #schema)
+            };
+            bounds.extend(inferred_bound(generics, param.ty, &bound));
+        }
+        if let Output::Value(ty) | Output::Result { ok: Some(ty), .. } = &action.output {
+            bounds.extend(inferred_bound(generics, ty, &quote!(#p::serde::Serialize + #schema)));
+        }
+    }
+    bounds
+}
+
+/// `require_args::<P>();` spanned at the author's `#[bridge(args)]` type `P`, so that a `P`
+/// without `BridgeArgs` (an enum, a tuple struct, …) is reported there.
+pub(super) fn require_args(ty: &syn::Type, p: &TokenStream) -> TokenStream {
+    let span = ty.span();
+    let p = respan(p, span);
+    quote_spanned!(span=> #p::require_args::<#ty>();)
+}
+
+/// `struct __BridgeParamsN<…> { name: Type, … }` with `#[derive(JsonSchema)]`: the parameters
+/// as an object schema, `additionalProperties: false`, doc/description on each property, and
+/// each parameter's `#[schemars(…)]` / `#[serde(rename, default)]` (as in companion mode).
+/// Generic over the impl's type and const parameters its fields name (`doc: T` in
+/// `impl<T> Editor<T>`), so each instantiation has its own schema; returns the struct and the
+/// type to name it by (`__BridgeParamsN<T>`) with the span of the first parameter type naming a
+/// generic parameter, where a missing `T: JsonSchema` is then reported.
+fn params_struct(
+    a: &Actions,
+    action: &Action,
+    name: &syn::Ident,
+    p: &TokenStream,
+    schemars_crate: &str,
+) -> (TokenStream, TokenStream, Span) {
+    let fields: Vec<TokenStream> =
+        action.params().filter_map(|param| Some(schema_field(param, param.ident?, false))).collect();
+    let names = |param: &Param, g: &syn::GenericParam| generic_ident(g).is_some_and(|i| mentions(param.ty, i));
+    let used: Vec<&syn::GenericParam> =
+        a.item.generics.params.iter().filter(|g| action.params().any(|param| names(param, g))).collect();
+    let generic = |param: &Param| used.iter().any(|g| names(param, g));
+    // The struct declares the parameters without the impl's bounds.
+    let decls = used.iter().map(|g| match g {
+        syn::GenericParam::Const(c) => {
+            let (ident, ty) = (&c.ident, &c.ty);
+            quote!(const #ident: #ty)
+        }
+        other => generic_ident(other).to_token_stream(),
     });
-    quote! {
+    let args = used.iter().map(|g| generic_ident(g));
+    let (decls, args) =
+        if used.is_empty() { (quote!(), quote!()) } else { (quote!(<#(#decls),*>), quote!(<#(#args),*>)) };
+    // The derive's bounds are the fields' (`Vec<T>: JsonSchema`), which the impl's inferred
+    // bounds provide; its default, `T: JsonSchema`, would not follow from them.
+    let bound = (!used.is_empty()).then(|| {
+        let predicates: Vec<String> = action
+            .params()
+            .filter(|param| !param.attrs.schemars_with && generic(param))
+            .map(|param| format!("{}: {schemars_crate}::JsonSchema", param.ty.to_token_stream()))
+            .collect();
+        let bound = syn::LitStr::new(&predicates.join(", "), Span::call_site());
+        quote!(#[schemars(bound = #bound)])
+    });
+    let item = quote! {
         #[derive(#p::schemars::JsonSchema)]
         #[schemars(crate = #schemars_crate, deny_unknown_fields)]
+        #bound
         #[allow(dead_code, non_camel_case_types)]
-        struct #name { #(#fields)* }
+        struct #name #decls { #(#fields)* }
+    };
+    let span = action.params().find(|param| generic(param)).map_or_else(Span::call_site, |param| param.ty.span());
+    let mut name = name.clone();
+    name.set_span(span);
+    (item, quote_spanned!(span=> #name #args), span)
+}
+
+fn generic_ident(g: &syn::GenericParam) -> Option<&syn::Ident> {
+    match g {
+        syn::GenericParam::Type(t) => Some(&t.ident),
+        syn::GenericParam::Const(c) => Some(&c.ident),
+        syn::GenericParam::Lifetime(_) => None,
     }
 }
 
-fn spec(action: &Action, params_ty: &TokenStream, p: &TokenStream) -> TokenStream {
+/// `params_span`: where an unmet bound of the params type is reported (the author's type).
+fn spec(action: &Action, params_ty: &TokenStream, params_span: Span, p: &TokenStream) -> TokenStream {
     let name = &action.name;
     let description = action.description.clone().unwrap_or_default();
     let title = action.attrs.title.as_ref().map(|t| quote!(.title(#t)));
@@ -139,7 +228,6 @@ fn spec(action: &Action, params_ty: &TokenStream, p: &TokenStream) -> TokenStrea
         }
         Output::Unit | Output::Result { ok: None, .. } => None,
     };
-    let params_span = action.args_param().map_or_else(Span::call_site, |a| a.ty.span());
     let params = quote_spanned!(params_span=> .params::<#params_ty>());
     quote! {
         #p::ActionSpec::new(#name)
@@ -215,13 +303,18 @@ fn invoke_arm(action: &Action, p: &TokenStream) -> TokenStream {
 }
 
 /// `let __pN = ParamReader::take::<T>(&mut __params, "name");`, spanned at `T` (it must be
-/// `DeserializeOwned`).
+/// `DeserializeOwned`, and `Default` with `#[serde(default)]`). `name` is the JSON name, as in
+/// the schema.
 fn take(param: &Param, local: &syn::Ident, p: &TokenStream) -> TokenStream {
     let ty = param.ty;
     let name = &param.name;
     let span = ty.span();
     let p = respan(p, span);
-    let read = quote_spanned!(span=> #p::ParamReader::take::<#ty>(&mut __params, #name));
+    let read = if param.attrs.default.is_some() && !is_option(ty) {
+        quote_spanned!(span=> #p::ParamReader::take_or_default::<#ty>(&mut __params, #name))
+    } else {
+        quote_spanned!(span=> #p::ParamReader::take::<#ty>(&mut __params, #name))
+    };
     quote!(let #local = #read;)
 }
 

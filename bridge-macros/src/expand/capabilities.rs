@@ -4,13 +4,13 @@
 //! `inputSchema`; a method returning `Result` becomes the `check_params` hook and
 //! `check_result = path` the `check_result` hook.
 
-use super::{private, respan};
+use super::{is_option, private, respan, schema_field};
 use crate::ast::{Capabilities, Capability, CheckReturn, Param};
 use crate::attr::Choice;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use syn::Path;
 use syn::spanned::Spanned as _;
-use syn::{LitStr, Path};
 
 pub(crate) fn capabilities(c: &Capabilities) -> TokenStream {
     let p = private(&c.krate);
@@ -23,6 +23,7 @@ pub(crate) fn capabilities(c: &Capabilities) -> TokenStream {
         let params_ty = match cap.args_param() {
             Some(args) => {
                 let ty = args.ty;
+                uses.push(super::actions::require_args(ty, &p));
                 Some(quote_spanned!(ty.span()=> #ty))
             }
             None if cap.params().next().is_some() => {
@@ -62,22 +63,7 @@ pub(crate) fn capabilities(c: &Capabilities) -> TokenStream {
 /// `Option<T>` parameter is an optional property of schema `T`: it may be absent, but not
 /// `null` (the companion's params have no nulls, as in CP-2-22).
 fn params_struct(cap: &Capability, name: &syn::Ident, p: &TokenStream, schemars_crate: &str) -> TokenStream {
-    let fields = cap.params().filter_map(|param| {
-        let ident = param.ident?;
-        let ty = param.ty;
-        // Generated attributes are spanned at the type: the derive reports a missing
-        // `JsonSchema` at the field's first token.
-        let doc = param.attrs.description.as_ref().map(|d| quote_spanned!(ty.span()=> #[doc = #d]));
-        let forwarded = &param.attrs.schemars;
-        let optional = crate::util::generic_of(ty, "Option").map(|inner| {
-            let with = LitStr::new(&quote!(#inner).to_string(), inner.span());
-            quote_spanned! {ty.span()=>
-                #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-                #[schemars(with = #with)]
-            }
-        });
-        Some(quote!(#doc #optional #(#forwarded)* #ident: #ty,))
-    });
+    let fields = cap.params().filter_map(|param| Some(schema_field(param, param.ident?, true)));
     quote! {
         #[derive(#p::schemars::JsonSchema)]
         #[schemars(crate = #schemars_crate, deny_unknown_fields)]
@@ -193,10 +179,18 @@ fn read_params(cap: &Capability, p: &TokenStream) -> (Vec<TokenStream>, Vec<syn:
             let ty = param.ty;
             let span = ty.span();
             let p = respan(p, span);
+            let name = &param.name;
             let read = if param.attrs.args.is_some() {
                 quote_spanned!(span=> #p::capability_params::<#ty>(__params))
+            } else if param.attrs.default.is_some() && !is_option(ty) {
+                // `#[serde(default)]`: absent is the type's default (the schema made it optional).
+                quote_spanned! {span=>
+                    match __params.get(#name) {
+                        ::core::option::Option::None => ::core::result::Result::Ok(<#ty as ::core::default::Default>::default()),
+                        ::core::option::Option::Some(_) => #p::capability_param::<#ty>(__params, #name),
+                    }
+                }
             } else {
-                let name = &param.name;
                 quote_spanned!(span=> #p::capability_param::<#ty>(__params, #name))
             };
             quote!(let #local = #read?;)

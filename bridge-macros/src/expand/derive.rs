@@ -1,4 +1,5 @@
-//! `#[derive(BridgeFields)]` → `impl FieldSet`; `#[derive(BridgeRow)]` → `impl TableRow`.
+//! `#[derive(BridgeFields)]` → `impl FieldSet`; `#[derive(BridgeRow)]` → `impl TableRow`;
+//! `#[derive(BridgeArgs)]` → `impl BridgeArgs`.
 
 use super::{private, respan};
 use crate::ast::Derived;
@@ -116,5 +117,17 @@ pub(crate) fn row(d: &Derived) -> TokenStream {
                 }
             }
         };
+    }
+}
+
+/// The marker impl; the shape (a struct with named fields) is checked in `ast`.
+pub(crate) fn args(d: &Derived) -> TokenStream {
+    let p = private(&d.krate);
+    let ident = &d.input.ident;
+    let (impl_generics, ty_generics, where_clause) = d.input.generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        #[allow(unused_qualifications)]
+        impl #impl_generics #p::BridgeArgs for #ident #ty_generics #where_clause {}
     }
 }

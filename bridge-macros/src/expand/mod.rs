@@ -9,14 +9,14 @@ mod capabilities;
 mod derive;
 mod window;
 
-use crate::ast::{Actions, Capabilities, Derived, Window};
+use crate::ast::{Actions, Capabilities, Derived, Param, Window};
 use crate::attr::{self, DeriveKind};
 use crate::ctxt::Ctxt;
 use crate::{fallback, strip, valid};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned as _;
-use syn::{DeriveInput, Item, Path};
+use syn::{DeriveInput, Generics, Item, Path};
 
 /// `#[bridge_window(…)] struct …`.
 pub(crate) fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -120,6 +120,11 @@ pub(crate) fn derive_row(input: &DeriveInput) -> TokenStream {
     derive(input, DeriveKind::Row)
 }
 
+/// `#[derive(BridgeArgs)]`.
+pub(crate) fn derive_args(input: &DeriveInput) -> TokenStream {
+    derive(input, DeriveKind::Args)
+}
+
 fn derive(input: &DeriveInput, kind: DeriveKind) -> TokenStream {
     let cx = Ctxt::new();
     let d = Derived::from_syn(&cx, input, kind);
@@ -127,10 +132,13 @@ fn derive(input: &DeriveInput, kind: DeriveKind) -> TokenStream {
     match (cx.check(), kind) {
         (Ok(()), DeriveKind::Fields) => derive::fields(&d),
         (Ok(()), DeriveKind::Row) => derive::row(&d),
+        (Ok(()), DeriveKind::Args) => derive::args(&d),
         (Err(e), _) => {
             let stub = match kind {
                 DeriveKind::Fields => fallback::fields(&d.krate, &input.ident, &input.generics),
                 DeriveKind::Row => fallback::row(&d.krate, &input.ident, &input.generics),
+                // The marker impl is the whole derive; it stays, so uses report nothing more.
+                DeriveKind::Args => derive::args(&d),
             };
             let e = e.into_compile_error();
             quote!(#e #stub)
@@ -143,6 +151,74 @@ fn with_error(item: impl ToTokens, msg: impl std::fmt::Display) -> TokenStream {
     let item = item.into_token_stream();
     let e = syn::Error::new_spanned(&item, msg).into_compile_error();
     quote!(#e #item)
+}
+
+/// The where clause of a generated impl: the author's predicates; `T: Send + 'static` for each
+/// type parameter, since the bridge owns windows and action sets (`BridgeWindow` and
+/// `BridgeActions` are `Send + 'static`), so a generic one is registered per owned
+/// instantiation; and `inferred`, the bounds the generated code needs of the author's types
+/// that name a type parameter (as serde infers `T: Serialize`), so the author need not repeat
+/// them and an instantiation that lacks one is reported where it is registered.
+pub(crate) fn where_clause(generics: &Generics, inferred: &[TokenStream]) -> TokenStream {
+    let existing = generics.where_clause.iter().flat_map(|w| w.predicates.iter()).map(ToTokens::to_token_stream);
+    let owned = generics.type_params().map(|t| {
+        let ident = &t.ident;
+        quote!(#ident: ::core::marker::Send + 'static)
+    });
+    let all: Vec<TokenStream> = existing.chain(owned).chain(inferred.iter().cloned()).collect();
+    if all.is_empty() { TokenStream::new() } else { quote!(where #(#all),*) }
+}
+
+/// `ty: bounds`, spanned at the author's type, if `ty` names one of `generics`' type parameters.
+fn inferred_bound(generics: &Generics, ty: &syn::Type, bounds: &TokenStream) -> Option<TokenStream> {
+    if !generics.type_params().any(|t| crate::util::mentions(ty, &t.ident)) {
+        return None;
+    }
+    let span = ty.span();
+    let bounds = respan(bounds, span);
+    Some(quote_spanned!(span=> #ty: #bounds))
+}
+
+/// Whether a parameter's type is written `Option<…>` (optional: absent reads as `None`).
+fn is_option(ty: &syn::Type) -> bool {
+    crate::util::generic_of(ty, "Option").is_some()
+}
+
+/// A parameter's field of the generated params struct, whose derived `JsonSchema` is the
+/// `inputSchema`: its doc as the description, its `#[schemars(…)]` as written,
+/// `#[serde(rename = "…")]`. An optional property (`#[serde(default)]`, and in companion mode
+/// `Option<T>`, which may be absent but not `null`) is declared `Option<T>` with the schema of
+/// `T`, so that schemars marks it optional without computing a default value (the reader
+/// supplies `T::default()`, and its bound is reported once, at the author's type).
+fn schema_field(param: &Param, ident: &syn::Ident, absent_not_null: bool) -> TokenStream {
+    let ty = param.ty;
+    let span = ty.span();
+    // Generated attributes are spanned at the type: the derive reports a missing
+    // `JsonSchema` at the field's first token.
+    let doc = param.attrs.description.as_ref().map(|d| quote_spanned!(span=> #[doc = #d]));
+    let schemars = &param.attrs.schemars;
+    let rename = param.attrs.rename.as_ref().map(|lit| quote_spanned!(lit.span()=> #[serde(rename = #lit)]));
+    let inner = match crate::util::generic_of(ty, "Option") {
+        Some(inner) if absent_not_null => Some(inner),
+        Some(_) => None,
+        None if param.attrs.default.is_some() => Some(ty),
+        None => None,
+    };
+    let Some(inner) = inner else {
+        return quote!(#doc #(#schemars)* #rename #ident: #ty,);
+    };
+    let with = (!param.attrs.schemars_with).then(|| {
+        let with = syn::LitStr::new(&inner.to_token_stream().to_string(), inner.span());
+        quote_spanned!(span=> #[schemars(with = #with)])
+    });
+    quote_spanned! {span=>
+        #doc
+        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+        #with
+        #(#schemars)*
+        #rename
+        #ident: ::core::option::Option<#inner>,
+    }
 }
 
 /// `<crate>::__private`.

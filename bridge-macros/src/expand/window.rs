@@ -1,6 +1,6 @@
 //! `#[bridge_window]` → `impl BridgeWindow` (`window_meta` + `render`).
 
-use super::{call_with_self, private, respan};
+use super::{call_with_self, inferred_bound, private, respan, where_clause};
 use crate::ast::{Block, Window};
 use crate::attr::{Kind, Severity, StrOrPath};
 use crate::template::{self, Piece};
@@ -13,8 +13,20 @@ use syn::spanned::Spanned as _;
 pub(crate) fn window(w: &Window) -> TokenStream {
     let p = private(&w.krate);
     let ident = &w.item.ident;
-    let (impl_generics, ty_generics, where_clause) = w.item.generics.split_for_impl();
+    let (impl_generics, ty_generics, _) = w.item.generics.split_for_impl();
+    let inferred: Vec<TokenStream> = w
+        .blocks()
+        .iter()
+        .filter_map(|b| block_bound(b, &p).and_then(|(ty, b)| inferred_bound(&w.item.generics, ty, &b)))
+        .collect();
+    let where_clause = where_clause(&w.item.generics, &inferred);
     let type_name = unraw(ident);
+    // A generic window type is one catalog entry per instantiation: `Editor<Doc>`.
+    let type_name_value = if w.item.generics.params.is_empty() {
+        quote!(::std::string::String::from(#type_name))
+    } else {
+        quote!(#p::window_type_name::<Self>())
+    };
     let blocks = w.blocks();
 
     let (meta_title, title) = match &w.title {
@@ -59,7 +71,7 @@ pub(crate) fn window(w: &Window) -> TokenStream {
             impl #impl_generics #p::BridgeWindow for #ident #ty_generics #where_clause {
                 fn window_meta() -> #p::WindowMeta {
                     #p::WindowMeta {
-                        type_name: ::std::string::String::from(#type_name),
+                        type_name: #type_name_value,
                         title: ::std::string::String::from(#meta_title),
                         blocks: ::std::vec![#(#specs),*],
                     }
@@ -72,6 +84,25 @@ pub(crate) fn window(w: &Window) -> TokenStream {
             }
         };
     }
+}
+
+/// The type `render_block` puts a bound on, and that bound (for a generic field, inferred into
+/// the impl's where clause).
+fn block_bound<'a>(b: &Block<'a>, p: &TokenStream) -> Option<(&'a syn::Type, TokenStream)> {
+    let ty = b.ty;
+    Some(match b.kind {
+        Kind::Text => (ty, quote!(#p::TextValue)),
+        Kind::Fields => (ty, quote!(#p::FieldSet)),
+        Kind::Table => (util::generic_of(ty, "Vec")?, quote!(#p::TableRow)),
+        Kind::List => match ty {
+            syn::Type::Array(a) => (&*a.elem, quote!(#p::serde::Serialize)),
+            _ => (util::generic_of(ty, "Vec")?, quote!(#p::serde::Serialize)),
+        },
+        Kind::Notice if b.severity.is_some() => (ty, quote!(#p::IntoTexts)),
+        Kind::Notice => (ty, quote!(#p::IntoNotices)),
+        Kind::Media => (ty, quote!(#p::IntoMedia)),
+        Kind::Custom => (ty, quote!(#p::serde::Serialize)),
+    })
 }
 
 fn kind_variant(kind: Kind) -> Ident {

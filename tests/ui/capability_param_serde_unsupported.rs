@@ -1,0 +1,12 @@
+use bridge_runtime::prelude::*;
+
+struct Desk;
+
+#[bridge_actions(companion)]
+impl Desk {
+    /// Shows a short text bubble.
+    #[bridge_action(id = "notice.show", version = "0.1.0", kind = "notice")]
+    fn notice_show(#[serde(deserialize_with = "trimmed")] text: String) {}
+}
+
+fn main() {}

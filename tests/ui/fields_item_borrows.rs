@@ -1,0 +1,9 @@
+use bridge_runtime::prelude::*;
+
+#[derive(BridgeFields)]
+struct Login<'a> {
+    user: &'a str,
+    remember: bool,
+}
+
+fn main() {}
