@@ -497,14 +497,14 @@ fn companion_parameter_attributes_reach_the_schema_and_the_reader() {
     assert_eq!(schema["required"], json!(["badgeText"]));
     assert_eq!(badge.descriptor(&[])["updatableFields"], json!(["badgeText"]));
 
-    assert_eq!(badge.validate_params(&json!({"badgeText": "New"})), Ok(()));
+    assert_eq!(badge.validate_params(&mut json!({"badgeText": "New"})), Ok(()));
     assert_eq!(
-        badge.validate_params(&json!({"badgeText": "New", "count": 100})),
+        badge.validate_params(&mut json!({"badgeText": "New", "count": 100})),
         Err(vec![FieldProblem::new("/count", "at most 99")])
     );
-    assert_eq!(badge.validate_params(&json!({"badgeText": " "})), Err(vec![FieldProblem::new("/badgeText", "blank")]));
-    assert!(badge.validate_params(&json!({"badge_text": "New"})).is_err());
-    assert!(badge.validate_params(&json!({"badgeText": ""})).is_err());
+    assert_eq!(badge.validate_params(&mut json!({"badgeText": " "})), Err(vec![FieldProblem::new("/badgeText", "blank")]));
+    assert!(badge.validate_params(&mut json!({"badge_text": "New"})).is_err());
+    assert!(badge.validate_params(&mut json!({"badgeText": ""})).is_err());
 }
 
 /// An empty companion impl declares nothing (and `crate = path` names the runtime).
