@@ -502,7 +502,10 @@ fn companion_parameter_attributes_reach_the_schema_and_the_reader() {
         badge.validate_params(&mut json!({"badgeText": "New", "count": 100})),
         Err(vec![FieldProblem::new("/count", "at most 99")])
     );
-    assert_eq!(badge.validate_params(&mut json!({"badgeText": " "})), Err(vec![FieldProblem::new("/badgeText", "blank")]));
+    assert_eq!(
+        badge.validate_params(&mut json!({"badgeText": " "})),
+        Err(vec![FieldProblem::new("/badgeText", "blank")])
+    );
     assert!(badge.validate_params(&mut json!({"badge_text": "New"})).is_err());
     assert!(badge.validate_params(&mut json!({"badgeText": ""})).is_err());
 }
