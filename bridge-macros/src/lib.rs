@@ -104,7 +104,10 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// The method takes `&self` or `&mut self`, is not `async`, not generic. Each other parameter
 /// is a JSON property of the same name (owned type, `DeserializeOwned + JsonSchema`; `Option<T>`
-/// = not required); `expectedVersion`/`expected_version` are reserved (GB-5.5). At most one
+/// = not required, and an explicit `null` counts as absent); `expectedVersion`/`expected_version`
+/// are reserved (GB-5.5). Every schema goes through the runtime's schema pipeline
+/// (`bridge_runtime::catalog::schema`), so any `JsonSchema` type works in every major MCP
+/// client; the return type's schema describes what it serializes to. At most one
 /// `&mut ActionContext` parameter. Or one `#[bridge(args)] p: P` parameter whose struct `P` is
 /// the whole argument object (`#[derive(Deserialize, JsonSchema, BridgeArgs)]`; an enum or other
 /// non-object type is a compile error at `P`: take it as one named parameter instead).
@@ -143,7 +146,7 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 ///     fn notice_show(
 ///         /// The text.                                <- the property's description
 ///         #[schemars(length(min = 1, max = 200))] text: String,
-///         tone: Option<Tone>,                          // optional: may be absent, never null
+///         tone: Option<Tone>,                          // optional: absent (or null) = None
 ///     ) {}                                             // no semantic check: body stays empty
 ///
 ///     /// Asks the user to pick one option.
@@ -193,7 +196,7 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 /// plain parameters named like the JSON properties (owned, `JsonSchema`; docs and
 /// `#[schemars(…)]` such as `length(min, max)`/`range(min, max)` go to the property,
 /// `#[serde(rename = "…")]`/`#[serde(default)]` as in window mode; `Option<T>` = optional,
-/// absent but not `null`), or one `#[bridge(args)] p: P` whose struct is the object
+/// absent or `null`), or one `#[bridge(args)] p: P` whose struct is the object
 /// (`#[derive(BridgeArgs)]`).
 /// It returns `()` with an empty body (no semantic check) or `Result<(), E>`,
 /// `E: Into<ActionError>`: the semantic params check that runs after schema validation (CP-2-25),

@@ -187,7 +187,7 @@ fn is_option(ty: &syn::Type) -> bool {
 /// A parameter's field of the generated params struct, whose derived `JsonSchema` is the
 /// `inputSchema`: its doc as the description, its `#[schemars(…)]` as written,
 /// `#[serde(rename = "…")]`. An optional property (`#[serde(default)]`, and in companion mode
-/// `Option<T>`, which may be absent but not `null`) is declared `Option<T>` with the schema of
+/// `Option<T>`; an explicit `null` counts as absent, the runtime drops it before validation) is declared `Option<T>` with the schema of
 /// `T`, so that schemars marks it optional without computing a default value (the reader
 /// supplies `T::default()`, and its bound is reported once, at the author's type).
 fn schema_field(param: &Param, ident: &syn::Ident, absent_not_null: bool) -> TokenStream {

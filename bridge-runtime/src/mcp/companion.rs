@@ -183,7 +183,9 @@ fn tool_input_schema(cap: &CapabilitySpec) -> Map<String, Value> {
 /// Nothing is `required`, so the one schema fits a snapshot and an error alike (OQ-GB-18).
 fn tool_output_schema(cap: &CapabilitySpec, catalog: &Catalog) -> Map<String, Value> {
     let mut defs = Definitions::new("#/$defs/");
-    let snapshot = defs.embed(output_schema_for::<RequestSnapshot>());
+    // Generated once: the snapshot type never changes.
+    static SNAPSHOT: std::sync::LazyLock<Value> = std::sync::LazyLock::new(output_schema_for::<RequestSnapshot>);
+    let snapshot = defs.embed(SNAPSHOT.clone());
     let mut props = snapshot.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut results = vec![defs.embed(Value::Object(cap.output_schema().clone()))];
     if let Some(target) = cap.fallback().and_then(|f| catalog.capability(&f.capability)) {
