@@ -5,8 +5,8 @@
 // `structuredContent` (isError ones included) against it.
 //
 // Cases: tests/schema_zoo_cases.json, shared with tests/python/test_schema_zoo.py.
-// Run: `node --test tests/ts/` after `cargo build --example schema_zoo` and
-// `npm ci --prefix tests/ts` (./test.sh does both). BRIDGE_ZOO_BIN overrides the binary.
+// Run: `node --test tests/ts/schema_zoo.test.mjs` after `cargo build --example schema_zoo` and
+// `npm ci --prefix tests/ts` (./test.sh does all three). BRIDGE_ZOO_BIN overrides the binary.
 
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
