@@ -116,6 +116,8 @@ async def test_every_tool_has_cases(zoo):
     assert sorted(covered - listed) == [], "cases for tools that are not listed"
     for name, cases in CASES.items():
         assert cases.get("success") and cases.get("error"), f"{name} needs a success and an error case"
+        for case in cases["success"] + cases["error"]:
+            assert case.get("expect"), f"{name}: case {case['about']!r} expects nothing"
 
 
 @pytest.mark.parametrize("tool", list(CASES))

@@ -86,6 +86,9 @@ describe('schema zoo, MCP TypeScript SDK client over stdio', () => {
     assert.deepStrictEqual(covered.filter((n) => !listed.includes(n)), [], 'cases for tools that are not listed');
     for (const [name, c] of Object.entries(CASES)) {
       assert.ok(c.success?.length > 0 && c.error?.length > 0, `${name} needs a success and an error case`);
+      for (const one of [...c.success, ...c.error]) {
+        assert.ok(Object.keys(one.expect ?? {}).length > 0, `${name}: case "${one.about}" expects nothing`);
+      }
     }
   });
 
