@@ -127,7 +127,7 @@ async def test_schemas_follow_the_rules(zoo, tool):
     assert t.output_schema is not None, f"{tool} has no outputSchema"
     problems = [f"inputSchema{p}" for p in schema_problems(t.input_schema)]
     problems += [f"outputSchema{p}" for p in schema_problems(t.output_schema)]
-    assert problems == []
+    assert problems == [], "\n".join(["schemas break the rules:", *problems])
 
 
 @pytest.mark.parametrize("tool,kind,case", CALLS)
