@@ -97,10 +97,9 @@ impl Zoo {
         /// A colour, if any.
         color: Option<Color>,
     ) -> Tag {
-        let p = serde_json::to_value(priority).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        let label = match color.and_then(|c| serde_json::to_value(c).ok()) {
-            Some(Value::String(c)) => format!("{p}/{c}"),
-            _ => p,
+        let label = match color {
+            Some(c) => format!("{}/{}", wire_name(priority), wire_name(c)),
+            None => wire_name(priority),
         };
         Tag { priority, color, label }
     }
@@ -286,6 +285,11 @@ impl Zoo {
         let half = |x: u8, y: u8| ((u16::from(x) + u16::from(y)) / 2) as u8;
         Rgb(half(a.0, b.0), half(a.1, b.1), half(a.2, b.2))
     }
+}
+
+/// How a unit variant is written on the wire (`Priority::Urgent` → `"urgent"`).
+fn wire_name(v: impl Serialize) -> String {
+    serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }
 
 fn too_large() -> ActionError {
