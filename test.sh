@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs every test of the project: Rust unit, integration, trybuild and doc tests, then the
-# official Python MCP SDK client against the example over stdio and HTTP, then the OpenRPC
-# reference validator on the generated OpenRPC documents.
-# Installs the Python client into ./.venv on first use.
+# Runs every test of the project: the README quick start built as a standalone crate; Rust unit,
+# integration, trybuild and doc tests; the official Python MCP SDK client against the examples
+# (order_editor over stdio and HTTP, schema_zoo in both protocol eras); the official MCP
+# TypeScript SDK client against schema_zoo; the OpenRPC reference validator on the generated
+# OpenRPC documents.
+# Installs the Python client into ./.venv and the npm packages (from their lock files) on first use.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -12,11 +14,23 @@ if ! .venv/bin/python -c 'import mcp, pytest' 2>/dev/null; then
   .venv/bin/pip install --quiet --disable-pip-version-check 'mcp==2.3.0' 'pytest>=8'
 fi
 
-# The example servers and the companion CLI are run as real processes by the end-to-end tests.
+# The example servers (schema_zoo included) and the companion CLI are run as real processes by
+# the end-to-end tests.
 cargo build --workspace --bins --examples
+tests/readme_fixture/check.sh
 cargo test --workspace --all-targets
 cargo test --workspace --doc
-.venv/bin/python -m pytest -q tests/python
+
+# The real clients: both always run and report their own failures; either failing fails test.sh
+# (at the end, after the OpenRPC validation).
+clients_ok=true
+.venv/bin/python -m pytest -q tests/python || clients_ok=false
+# The MCP TypeScript SDK client (@modelcontextprotocol/sdk, tests/ts/) on the schema zoo.
+if [ ! -d tests/ts/node_modules/@modelcontextprotocol/sdk ]; then
+  echo "test.sh: installing the MCP TypeScript SDK (npm ci in tests/ts)" >&2
+  npm ci --prefix tests/ts --no-audit --no-fund --silent
+fi
+node --test --test-reporter=spec tests/ts/schema_zoo.test.mjs || clients_ok=false
 
 # OpenRPC: the reference validator (@open-rpc/schema-utils-js 2.2.1, tests/openrpc/) on every
 # example's exported openrpc.json and on the documents tests/openrpc.rs generates into
@@ -28,3 +42,5 @@ fi
 openrpc_target=$(cargo metadata --format-version 1 --no-deps |
   node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).target_directory))')
 node --max-old-space-size=1024 tests/openrpc/validate.mjs examples/*/catalog/openrpc.json "$openrpc_target"/tmp/openrpc/*.json
+
+$clients_ok || { echo "test.sh: real-client tests failed (see above)" >&2; exit 1; }

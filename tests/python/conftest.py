@@ -1,4 +1,4 @@
-"""Shared fixtures: the example server binary, free ports, a running HTTP server."""
+"""Shared fixtures: the example server binaries, free ports, a running HTTP server."""
 
 import os
 import socket
@@ -11,16 +11,27 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def example_bin() -> str:
-    """The built `order_editor` example (./test.sh builds it before pytest runs)."""
-    explicit = os.environ.get("BRIDGE_EXAMPLE_BIN")
+def built_example(name: str, override: str) -> str:
+    """The built example `name` (./test.sh builds every example before pytest runs), or the
+    binary named by the environment variable `override`."""
+    explicit = os.environ.get(override)
     if explicit:
         return explicit
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
-    path = target / "debug" / "examples" / "order_editor"
+    path = target / "debug" / "examples" / name
     if not path.exists():
-        pytest.fail(f"{path} is missing: run `cargo build --example order_editor` (./test.sh does)")
+        pytest.fail(f"{path} is missing: run `cargo build --example {name}` (./test.sh does)")
     return str(path)
+
+
+def example_bin() -> str:
+    """The built `order_editor` example."""
+    return built_example("order_editor", "BRIDGE_EXAMPLE_BIN")
+
+
+def zoo_bin() -> str:
+    """The built `schema_zoo` example."""
+    return built_example("schema_zoo", "BRIDGE_ZOO_BIN")
 
 
 def free_port() -> int:
