@@ -12,6 +12,16 @@ mod app;
 #[allow(dead_code)]
 mod caps;
 
+// The schema zoo's modules, at the crate root where its `crate::…` paths expect them.
+#[path = "../examples/schema_zoo/outline.rs"]
+mod outline;
+#[path = "../examples/schema_zoo/types.rs"]
+mod types;
+#[path = "../examples/schema_zoo/zoo.rs"]
+mod zoo;
+#[path = "../examples/schema_zoo/app.rs"]
+mod zoo_app;
+
 use bridge_runtime::Bridge;
 use bridge_runtime::catalog::export;
 use bridge_runtime::companion::{ClientIdentity, Engine, ScriptedPresenter, SqliteStore};
@@ -280,6 +290,17 @@ async fn order_editor_schemas_obey_the_rules() {
     check_tools_list(&mut rules, "order_editor", &bridge).await;
     check_exports(&mut rules, "order_editor", &bridge.catalog());
     rules.assert_clean(30);
+}
+
+// Issue #6 (rules): the schema zoo — the kinds of types app authors write, and a companion
+// capability with recursive params and result — as served in both eras and as exported.
+#[tokio::test]
+async fn schema_zoo_schemas_obey_the_rules() {
+    let bridge = zoo_app::bridge().expect("the zoo");
+    let mut rules = Rules::default();
+    check_tools_list(&mut rules, "schema_zoo", &bridge).await;
+    check_exports(&mut rules, "schema_zoo", &bridge.catalog());
+    rules.assert_clean(60);
 }
 
 // Issue #6 (rules), CP-1-4, CP-2-4, CP-8-2: the desk companion's capabilities, as

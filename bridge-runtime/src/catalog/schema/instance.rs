@@ -166,22 +166,32 @@ pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> Vec<Fiel
     let mut out: Vec<FieldError> = Vec::new();
     for err in validator.iter_errors(args) {
         let mut fields: Vec<String> = Vec::new();
-        match err.kind() {
-            K::Required { property } => {
-                fields.push(property.as_str().unwrap_or_default().to_owned());
+        let mut segments = err.instance_path().iter().map(|seg| match seg {
+            jsonschema::paths::LocationSegment::Property(p) => p.into_owned(),
+            jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
+        });
+        let top = segments.next();
+        // Where inside the parameter, as a JSON pointer (`/children/0`); empty at its top.
+        let inner: String = segments.map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect();
+        let mut message = describe(err.kind());
+        match (err.kind(), top) {
+            // Something missing or unexpected inside a parameter is that parameter's problem.
+            (K::Required { property }, Some(top)) => {
+                fields.push(top);
+                message = format!("Missing required property `{}`", property.as_str().unwrap_or_default());
             }
-            K::AdditionalProperties { unexpected } if err.instance_path().is_empty() => {
-                fields.extend(unexpected.iter().cloned());
+            (K::AdditionalProperties { unexpected }, Some(top)) => {
+                fields.push(top);
+                message = format!("Unknown property `{}`", unexpected.join("`, `"));
             }
-            _ => {
-                let first = err.instance_path().iter().next().map(|seg| match seg {
-                    jsonschema::paths::LocationSegment::Property(p) => p.into_owned(),
-                    jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
-                });
-                fields.push(first.unwrap_or_default());
-            }
+            (_, Some(top)) => fields.push(top),
+            (K::Required { property }, None) => fields.push(property.as_str().unwrap_or_default().to_owned()),
+            (K::AdditionalProperties { unexpected }, None) => fields.extend(unexpected.iter().cloned()),
+            (_, None) => fields.push(String::new()),
         }
-        let message = describe(err.kind());
+        if !inner.is_empty() {
+            message = format!("{message} (at {inner})");
+        }
         for field in fields {
             if !out.iter().any(|f| f.field == field && f.error == message) {
                 out.push(FieldError::new(field, message.clone()));
