@@ -31,28 +31,8 @@ use rmcp::service::ClientLifecycleMode;
 use rmcp::{ClientServiceExt, ServiceExt};
 use serde_json::Value;
 
-/// `format` values of JSON Schema 2020-12.
-const STANDARD_FORMATS: &[&str] = &[
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "idn-email",
-    "hostname",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "uri",
-    "uri-reference",
-    "iri",
-    "iri-reference",
-    "uuid",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-    "regex",
-];
+/// `format` values of JSON Schema 2020-12 (the list is the rule's definition, so it is shared).
+use bridge_runtime::catalog::schema::STANDARD_FORMATS;
 
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 

@@ -47,7 +47,7 @@ pub use instance::{admits_null, drop_optional_nulls, field_errors};
 pub fn validator(schema: &Value) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
     jsonschema::options().with_draft(jsonschema::Draft::Draft202012).should_validate_formats(true).build(schema)
 }
-pub use normalize::normalize;
+pub use normalize::{STANDARD_FORMATS, normalize};
 
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};

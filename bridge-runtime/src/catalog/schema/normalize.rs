@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 
 /// `format` values defined by JSON Schema 2020-12; anything else is dropped.
-const STANDARD_FORMATS: &[&str] = &[
+pub const STANDARD_FORMATS: &[&str] = &[
     "date-time",
     "date",
     "time",
