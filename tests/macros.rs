@@ -834,3 +834,21 @@ fn generic_window_with_renamed_crate() {
     assert_eq!(specs[1]["inputSchema"]["required"], json!(["by"]));
     assert_eq!(Generic::<u8>::window_meta().type_name, "Generic<u8>");
 }
+
+/// A `Secret<…>` field is sensitive without the flag (GB-4.5-2): the item is redacted and says so.
+#[derive(BridgeFields)]
+struct Credentials {
+    user: String,
+    api_key: Secret<String>,
+}
+
+#[test]
+fn secret_fields_are_sensitive_without_the_flag() {
+    let specs = serde_json::to_value(Credentials::field_specs()).unwrap_or_default();
+    assert_eq!(specs[1], json!({"key": "api_key", "label": "Api key", "sensitive": true}));
+    assert_eq!(Credentials::SENSITIVE_KEYS, ["api_key"]);
+    let c = Credentials { user: "ada".into(), api_key: Secret::new("sk-123".into()) };
+    let items = serde_json::to_value(c.field_items()).unwrap_or_default();
+    assert_eq!(items[1], json!({"label": "Api key", "value": "••••••", "sensitive": true}));
+    assert!(!items.to_string().contains("sk-123"));
+}

@@ -381,8 +381,10 @@ pub(crate) struct DerivedField<'a> {
 }
 
 impl DerivedField<'_> {
+    /// `#[bridge(sensitive)]`, or a field of type `Secret<…>`: its value is never read and the
+    /// item says `"sensitive": true` (GB-4.5-2) whether or not the author remembered the flag.
     pub(crate) fn sensitive(&self) -> bool {
-        self.attrs.sensitive.is_some()
+        self.attrs.sensitive.is_some() || util::last_segment(&self.field.ty).is_some_and(|s| s.ident == "Secret")
     }
     pub(crate) fn skip(&self) -> bool {
         self.attrs.skip.is_some()

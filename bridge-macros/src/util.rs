@@ -217,6 +217,17 @@ pub(crate) fn is_action_context(ty: &Type) -> bool {
     }
 }
 
+/// Whether `ty` names `ActionContext` in any other form (`ActionContext`, `&ActionContext`,
+/// `Box<ActionContext>`…): a context taken the wrong way, not a JSON parameter.
+pub(crate) fn mentions_action_context(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(r) => mentions_action_context(&r.elem),
+        Type::Paren(p) => mentions_action_context(&p.elem),
+        Type::Group(g) => mentions_action_context(&g.elem),
+        _ => last_segment(ty).is_some_and(|s| s.ident == "ActionContext"),
+    }
+}
+
 /// Whether an action name is `[A-Za-z0-9_-]{1,48}` (GB-5.2-2; 14-char window handle + `__` +
 /// 48 = 64, MCP's tool-name limit).
 pub(crate) fn is_valid_action_name(name: &str) -> bool {

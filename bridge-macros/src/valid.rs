@@ -288,10 +288,36 @@ fn action(cx: &Ctxt, a: &Action) {
         Some(_) => {}
     }
     inputs(cx, a);
+    if let Output::Result { err: Some(err), .. } = &a.output {
+        plain_error_type(cx, err);
+    }
     if let Output::Value(ty) | Output::Result { ok: Some(ty), .. } = &a.output
         && matches!(ty, Type::ImplTrait(_))
     {
         cx.error_spanned_by(ty, "an action cannot return `impl Trait`: name a type (Serialize + JsonSchema)");
+    }
+}
+
+/// `Result<T, String>` and friends: types the author cannot give a `From` impl for
+/// `ActionError` (both are foreign), so say what to return instead of rustc's missing `From`.
+fn plain_error_type(cx: &Ctxt, err: &Type) {
+    let text = match err {
+        Type::Reference(r) if util::last_segment(&r.elem).is_some_and(|s| s.ident == "str") => Some("&str"),
+        _ => util::last_segment(err).and_then(|s| match s.ident.to_string().as_str() {
+            "String" => Some("String"),
+            "Box" => Some("Box<dyn Error>"),
+            _ => None,
+        }),
+    };
+    if let Some(text) = text {
+        cx.error_spanned_by(
+            err,
+            format!(
+                "an action fails with an `ActionError`, not a `{text}`: return `Result<T, ActionError>` and write \
+                 `ActionError::field(\"param\", why)` (validation_failed naming a parameter) or \
+                 `ActionError::not_available(why)` (action_not_available)"
+            ),
+        );
     }
 }
 
@@ -309,6 +335,14 @@ fn inputs(cx: &Ctxt, a: &Action) {
             }
             Input::Param(p) => p,
         };
+        if util::mentions_action_context(p.ty) {
+            cx.error_spanned_by(
+                p.ty,
+                "the action context is passed by mutable reference: write `cx: &mut ActionContext` \
+                 (it is not a JSON parameter)",
+            );
+            continue;
+        }
         let Some(ident) = p.ident else {
             cx.error_spanned_by(
                 &p.arg.pat,

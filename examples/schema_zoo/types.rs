@@ -254,6 +254,8 @@ pub struct Page {
     pub items: Vec<i64>,
     /// The page's sum times the scale.
     pub scaled_sum: f32,
+    /// The page's mean: NaN for an empty page, which JSON writes as `null`.
+    pub mean: f64,
 }
 
 /// What to order so every item reaches the minimum.

@@ -252,7 +252,8 @@ impl Zoo {
         let end = offset.saturating_add(usize::try_from(limit).unwrap_or(usize::MAX)).min(items.len());
         let page = items[offset..end].to_vec();
         let sum: i64 = page.iter().sum();
-        Ok(Page { offset, total: items.len() as u64, items: page, scaled_sum: sum as f32 * scale })
+        let mean = sum as f64 / page.len() as f64;
+        Ok(Page { offset, total: items.len() as u64, items: page, scaled_sum: sum as f32 * scale, mean })
     }
 
     /// What to order so that every item in stock reaches `minimum` units.

@@ -331,10 +331,10 @@ fn convert(action: &Action, call: &TokenStream, p: &TokenStream) -> TokenStream 
         Output::Value(ty) => {
             let span = ty.span();
             let p = respan(p, span);
-            let value = quote_spanned!(span=> #p::to_value::<#ty>(&__r));
+            let value = quote_spanned!(span=> #p::result_value::<#ty>(&__r));
             quote! {
                 let __r = #call;
-                #ok(#some(#value))
+                #value.map(#some)
             }
         }
         Output::Result { ok: ok_ty, err } => {
@@ -351,8 +351,8 @@ fn convert(action: &Action, call: &TokenStream, p: &TokenStream) -> TokenStream 
                 Some(ty) => {
                     let span = ty.span();
                     let p = respan(p, span);
-                    let v = quote_spanned!(span=> #p::to_value::<#ty>(&__r));
-                    quote!(::core::result::Result::Ok(__r) => #ok(#some(#v)))
+                    let v = quote_spanned!(span=> #p::result_value::<#ty>(&__r));
+                    quote!(::core::result::Result::Ok(__r) => #v.map(#some))
                 }
                 None => quote!(::core::result::Result::Ok(()) => #ok(#none)),
             };

@@ -125,7 +125,7 @@ impl ActionSpec {
     }
 
     /// Checks `args` against `inputSchema` with the `jsonschema` crate, after dropping the
-    /// `null`s sent for optional properties ([`schema::drop_optional_nulls`]); returns per-field
+    /// `null`s sent for optional properties ([`schema::normalize_arguments`]); returns per-field
     /// problems keyed by parameter name (GB-7.3-1). Empty = valid. `args` keeps the dropped form,
     /// which is what the action then reads.
     pub fn validate(&self, args: &mut Map<String, Value>) -> Vec<crate::model::FieldError> {
@@ -135,7 +135,7 @@ impl ActionSpec {
             (doc, validator)
         });
         let mut instance = Value::Object(std::mem::take(args));
-        schema::drop_optional_nulls(schema, &mut instance);
+        schema::normalize_arguments(schema, &mut instance);
         let problems = match validator {
             Ok(v) => schema::field_errors(v, &instance),
             Err(e) => vec![crate::model::FieldError::new("", format!("schema error: {e}"))],

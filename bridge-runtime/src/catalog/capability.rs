@@ -421,11 +421,11 @@ impl CapabilitySpec {
     }
 
     /// Validates request params: drops the `null`s sent for optional properties (they count as
-    /// absent, [`schema::drop_optional_nulls`]; `params` keeps that form), then `inputSchema`
+    /// absent, [`schema::normalize_arguments`]; `params` keeps that form), then `inputSchema`
     /// (jsonschema crate), then the semantic check (CP-2-25). Paths are relative to the params
     /// object.
     pub fn validate_params(&self, params: &mut Value) -> Result<(), Vec<FieldProblem>> {
-        schema::drop_optional_nulls(&self.input_document, params);
+        schema::normalize_arguments(&self.input_document, params);
         let problems = schema_problems(&self.input_validator, params);
         if !problems.is_empty() {
             return Err(problems);

@@ -6,7 +6,7 @@
 use super::error::CompanionError;
 use crate::catalog::FieldProblem;
 use crate::catalog::capability::schema_problems;
-use crate::catalog::schema::{drop_optional_nulls, input_schema_for};
+use crate::catalog::schema::{input_schema_for, normalize_arguments};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -189,7 +189,7 @@ pub fn params_schema(method: &str) -> Option<Value> {
 pub(crate) fn parse<T: MethodParams>(params: Value) -> Result<T, CompanionError> {
     let mut params = if params.is_null() { Value::Object(Map::new()) } else { params };
     let (schema, validator) = T::schema();
-    drop_optional_nulls(schema, &mut params);
+    normalize_arguments(schema, &mut params);
     let problems = schema_problems(validator, &params);
     if !problems.is_empty() {
         return Err(CompanionError::invalid_params("The method parameters are invalid", problems));

@@ -19,6 +19,10 @@ pub struct Rendered {
 ///
 /// `render` is the only way window content reaches the wire, and the generated
 /// implementation never reads a `sensitive` field, so it cannot leak one (GB-4.5-2).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a window type: put #[bridge_window] on the struct",
+    label = "needs #[bridge_window]"
+)]
 pub trait BridgeWindow: Send + 'static {
     /// The type's static description: default title and block declarations.
     fn window_meta() -> WindowMeta
@@ -31,6 +35,11 @@ pub trait BridgeWindow: Send + 'static {
 
 /// An action set: implemented by `#[bridge_actions]` on an `impl` block (of a window type, or
 /// of the app type for `app__{action}` tools).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no action set: add a `#[bridge_actions] impl {Self} {{ … }}` block",
+    label = "needs a #[bridge_actions] impl",
+    note = "a window without actions still needs one: `#[bridge_actions] impl {Self} {{}}` declares none"
+)]
 pub trait BridgeActions: Send + 'static {
     /// The actions, in declaration order. Window actions get `expectedVersion`; app actions
     /// do not (`window_level` tells which).

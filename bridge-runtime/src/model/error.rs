@@ -87,8 +87,8 @@ impl ToolError {
             ..Self::new(
                 ErrorCode::StaleState,
                 format!(
-                    "The window changed since version {expected}; it is now at version {current}. \
-                     Re-read app://windows and decide again"
+                    "expectedVersion {expected} is not the window's current version {current}. Re-read \
+                     app://windows and decide again"
                 ),
             )
         }

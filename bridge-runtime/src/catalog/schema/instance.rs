@@ -1,26 +1,34 @@
 //! What happens to incoming arguments before and during validation against a normalized
-//! schema: optional `null`s dropped, problems keyed by parameter.
+//! schema: optional `null`s dropped, integral floats made integers, problems keyed by parameter.
 
 use crate::model::FieldError;
 use serde_json::{Map, Value};
 
-/// Removes, in place, every `null` that `instance` carries for an optional property, at any
-/// depth, so that it counts as absent (agents often send `"note": null` for "no note").
+/// Brings incoming arguments, in place and at any depth, into the form their declared schema
+/// and serde agree on, before validation:
 ///
-/// A `null` is dropped where the schema declares the property, no alternative that declares it
-/// lists it as `required`, and its schema does not itself admit `null` (a `serde_json::Value`
-/// property keeps its `null`). `schema` is a normalized document: references are resolved
-/// inside it; alternatives (`anyOf`, `allOf`) are all consulted. Everything else is left as it
-/// is, for validation to judge.
-pub fn drop_optional_nulls(schema: &Value, instance: &mut Value) {
+/// - every `null` sent for an optional property is removed, so it counts as absent (agents
+///   often send `"note": null` for "no note"). A `null` is dropped where the schema declares the
+///   property, no alternative that declares it lists it as `required`, and its schema does not
+///   itself admit `null` (a `serde_json::Value` property keeps its `null`);
+/// - a number with no fractional part written as a float (`2.0`) where the schema wants an
+///   integer (and not any number) becomes that integer: JSON Schema counts `2.0` as an integer,
+///   and serde's integer types would refuse it.
+///
+/// `schema` is a normalized document: references are resolved inside it; alternatives
+/// (`anyOf`, `allOf`) are all consulted. Everything else is left as it is, for validation to
+/// judge.
+pub fn normalize_arguments(schema: &Value, instance: &mut Value) {
     walk(schema, &[schema], instance, 0);
 }
 
+/// Deeper than serde_json parses (128 levels): the walk always reaches every instance level.
+const MAX_INSTANCE_DEPTH: usize = 256;
 /// Guards against reference cycles that never reach an instance level.
-const MAX_DEPTH: usize = 64;
+const MAX_REF_DEPTH: usize = 64;
 
 fn walk(doc: &Value, schemas: &[&Value], instance: &mut Value, depth: usize) {
-    if depth > MAX_DEPTH {
+    if depth > MAX_INSTANCE_DEPTH {
         return;
     }
     let mut cands: Vec<&Map<String, Value>> = Vec::new();
@@ -28,6 +36,18 @@ fn walk(doc: &Value, schemas: &[&Value], instance: &mut Value, depth: usize) {
         candidates(doc, s, &mut cands, 0);
     }
     if cands.is_empty() {
+        return;
+    }
+    let typed = |t: &str| cands.iter().any(|c| c.get("type").and_then(Value::as_str) == Some(t));
+    if let Value::Number(n) = instance
+        && n.is_f64()
+        && let Some(f) = n.as_f64()
+        && f.fract() == 0.0
+        && f.abs() <= super::MAX_SAFE_INTEGER as f64
+        && typed("integer")
+        && !typed("number")
+    {
+        *instance = Value::from(f as i64);
         return;
     }
     match instance {
@@ -88,7 +108,7 @@ fn required(schema: &Map<String, Value>, key: &str) -> bool {
 /// have to satisfy at the same level.
 fn candidates<'a>(doc: &'a Value, schema: &'a Value, out: &mut Vec<&'a Map<String, Value>>, depth: usize) {
     let Value::Object(m) = schema else { return };
-    if depth > MAX_DEPTH {
+    if depth > MAX_REF_DEPTH {
         return;
     }
     if let Some(target) = m.get("$ref").and_then(Value::as_str).and_then(|r| resolve(doc, r)) {
@@ -120,7 +140,7 @@ fn admits_null_at(doc: &Value, schema: &Value, depth: usize) -> bool {
         Value::Object(m) => m,
         _ => return false,
     };
-    if depth > MAX_DEPTH {
+    if depth > MAX_REF_DEPTH {
         return true;
     }
     if let Some(target) = m.get("$ref").and_then(Value::as_str).and_then(|r| resolve(doc, r))
@@ -160,30 +180,24 @@ fn admits_null_at(doc: &Value, schema: &Value, depth: usize) -> bool {
 
 /// Validates `args` with `validator` and keys each problem by the top-level parameter it is
 /// about (GB-7.3-1): the first segment of the instance path, the missing property for
-/// `required`, the unexpected property for `additionalProperties`.
+/// `required`, the unexpected property for `additionalProperties`. A problem inside a
+/// parameter says where (`(at /children/0)`). When a value fits none of the alternatives of an
+/// `anyOf` (an enum with data, an untagged enum), the problem reported is that of the closest
+/// alternative: the one whose first problem lies deepest in the value (the variant the caller
+/// evidently meant), preferring a wrong value over a wrong type; when every alternative only
+/// rejects the type, the message lists the accepted types.
 pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> Vec<FieldError> {
-    use jsonschema::error::ValidationErrorKind as K;
     let mut out: Vec<FieldError> = Vec::new();
     for err in validator.iter_errors(args) {
-        let mut fields: Vec<String> = Vec::new();
-        let mut segments = err.instance_path().iter().map(|seg| match seg {
-            jsonschema::paths::LocationSegment::Property(p) => p.into_owned(),
-            jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
-        });
+        let (path, message) = explain(&err);
+        let mut segments = path.into_iter();
         let top = segments.next();
         // Where inside the parameter, as a JSON pointer (`/children/0`); empty at its top.
         let inner: String = segments.map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect();
-        let mut message = describe(err.kind());
+        let mut fields: Vec<String> = Vec::new();
+        let mut message = message;
+        use jsonschema::error::ValidationErrorKind as K;
         match (err.kind(), top) {
-            // Something missing or unexpected inside a parameter is that parameter's problem.
-            (K::Required { property }, Some(top)) => {
-                fields.push(top);
-                message = format!("Missing required property `{}`", property.as_str().unwrap_or_default());
-            }
-            (K::AdditionalProperties { unexpected }, Some(top)) => {
-                fields.push(top);
-                message = format!("Unknown property `{}`", unexpected.join("`, `"));
-            }
             (_, Some(top)) => fields.push(top),
             (K::Required { property }, None) => fields.push(property.as_str().unwrap_or_default().to_owned()),
             (K::AdditionalProperties { unexpected }, None) => fields.extend(unexpected.iter().cloned()),
@@ -199,6 +213,66 @@ pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> Vec<Fiel
         }
     }
     out
+}
+
+/// The instance path (segments) and the message of one validation problem, descending into the
+/// closest alternative of a failed `anyOf`/`oneOf`.
+fn explain(err: &jsonschema::ValidationError<'_>) -> (Vec<String>, String) {
+    use jsonschema::error::ValidationErrorKind as K;
+    let path = segments(err);
+    match err.kind() {
+        K::AnyOf { context } | K::OneOfNotValid { context } => {
+            // Every alternative wants another type of value right here: say which types.
+            let wrong_type =
+                |e: &jsonschema::ValidationError<'_>| matches!(e.kind(), K::Type { .. }) && segments(e) == path;
+            let only_types = context.iter().all(|branch| branch.iter().any(wrong_type));
+            if only_types && !context.is_empty() {
+                let mut types: Vec<String> = Vec::new();
+                for e in context.iter().flatten().filter(|e| wrong_type(e)) {
+                    if let K::Type { kind } = e.kind() {
+                        let t = match kind {
+                            jsonschema::error::TypeKind::Single(t) => t.to_string(),
+                            jsonschema::error::TypeKind::Multiple(ts) => {
+                                ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" or ")
+                            }
+                        };
+                        if !types.contains(&t) {
+                            types.push(t);
+                        }
+                    }
+                }
+                return (path, format!("Must be of type {}", types.join(" or ")));
+            }
+            // The alternative whose first problem lies deepest; then one that does not merely
+            // reject the type; then the one with the fewest problems.
+            let best = context.iter().filter(|branch| !branch.is_empty()).max_by_key(|branch| {
+                let depth = branch.iter().map(|e| segments(e).len()).max().unwrap_or(0);
+                let not_type = branch.iter().any(|e| !matches!(e.kind(), K::Type { .. }));
+                (depth, not_type, std::cmp::Reverse(branch.len()))
+            });
+            match best.and_then(|b| b.iter().max_by_key(|e| segments(e).len())) {
+                Some(e) => explain(e),
+                None => (path, describe(err.kind())),
+            }
+        }
+        K::Required { property } if !path.is_empty() => {
+            (path, format!("Missing required property `{}`", property.as_str().unwrap_or_default()))
+        }
+        K::AdditionalProperties { unexpected } if !path.is_empty() => {
+            (path, format!("Unknown property `{}`", unexpected.join("`, `")))
+        }
+        kind => (path, describe(kind)),
+    }
+}
+
+fn segments(err: &jsonschema::ValidationError<'_>) -> Vec<String> {
+    err.instance_path()
+        .iter()
+        .map(|seg| match seg {
+            jsonschema::paths::LocationSegment::Property(p) => p.into_owned(),
+            jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
+        })
+        .collect()
 }
 
 /// A readable reason that never quotes the offending value: arguments may carry secrets (a

@@ -19,7 +19,7 @@
 //! - **No boolean schemas**: `true` → `{}`, `false` → `{"not":{}}`.
 //! - **No type arrays**: in an *input* schema, an optional property (not `required`) simply
 //!   loses its `null` (an explicit `null` sent for it is dropped before validation, see
-//!   [`drop_optional_nulls`]); everywhere else a nullable type becomes a nested
+//!   [`normalize_arguments`]); everywhere else a nullable type becomes a nested
 //!   `anyOf: [{"type": T, …}, {"type": "null"}]`.
 //! - **No `const`**: one value becomes a one-element `enum`. `oneOf` becomes `anyOf` (serde's
 //!   untagged enums accept the first variant that fits, so "exactly one" would reject values
@@ -39,7 +39,7 @@
 mod instance;
 mod normalize;
 
-pub use instance::{admits_null, drop_optional_nulls, field_errors};
+pub use instance::{admits_null, field_errors, normalize_arguments};
 
 /// Compiles a normalized schema for validating incoming values: draft 2020-12, and `format`s
 /// are checked (a `uuid` parameter rejects a non-UUID string up front, with the parameter's

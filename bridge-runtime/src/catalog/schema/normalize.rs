@@ -143,12 +143,12 @@ pub fn normalize(doc: Value, contract: Contract) -> Value {
     let recursive = recursive_defs(&defs);
     let mut root = Value::Object(root);
     inline(&mut root, &defs, &recursive);
-    rewrite(&mut root, contract, false);
+    rewrite(&mut root, contract, Null::AsIs);
     let mut kept = Map::new();
     for name in &recursive {
         let mut body = defs[name.as_str()].clone();
         inline(&mut body, &defs, &recursive);
-        rewrite(&mut body, contract, false);
+        rewrite(&mut body, contract, Null::AsIs);
         kept.insert(name.clone(), body);
     }
 
@@ -176,7 +176,7 @@ pub fn normalize(doc: Value, contract: Contract) -> Value {
 /// top-level `null`.
 pub(crate) fn omitted_when_none(schema: Value) -> Value {
     let mut v = schema;
-    rewrite(&mut v, Contract::Output, true);
+    rewrite(&mut v, Contract::Output, Null::Strip);
     v
 }
 
@@ -267,17 +267,28 @@ fn merge(body: Value, siblings: Map<String, Value>) -> Value {
     Value::Object(body)
 }
 
-/// The per-subschema rules. `optional_input` is true for the schema of a property that is not
-/// `required` in an input schema: it loses its `null`.
-fn rewrite(v: &mut Value, contract: Contract, optional_input: bool) {
+/// What the parent says about `null` at a subschema.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Null {
+    /// Nothing: the subschema's own rules decide.
+    AsIs,
+    /// The subschema is an optional input property: it loses its `null` (an explicit `null` is
+    /// dropped before validation).
+    Strip,
+    /// A sibling alternative of the parent `anyOf` is already `{"type":"null"}`.
+    Admitted,
+}
+
+/// The per-subschema rules; `null` says what the parent knows about `null` here.
+fn rewrite(v: &mut Value, contract: Contract, null: Null) {
     if let Value::Bool(b) = v {
         *v = bool_schema(*b);
         return;
     }
     let Value::Object(m) = v else { return };
-    if optional_input && strip_null(m) {
+    if null == Null::Strip && strip_null(m) {
         // The merged alternative is a fresh schema: apply every rule to it.
-        return rewrite(v, contract, false);
+        return rewrite(v, contract, Null::AsIs);
     }
     m.remove("$schema");
     if let Some(c) = m.remove("const") {
@@ -293,6 +304,11 @@ fn rewrite(v: &mut Value, contract: Contract, optional_input: bool) {
             m.insert("anyOf".into(), one_of);
         }
     }
+    // serde_json writes a non-finite float (NaN, ±inf) as `null`: what a float serializes to
+    // includes `null`.
+    if contract == Contract::Output && null != Null::Admitted && m.get("type") == Some(&Value::from("number")) {
+        m.insert("type".into(), json!(["number", "null"]));
+    }
     split_type_array(m);
     formats_and_bounds(m, contract);
 
@@ -301,29 +317,39 @@ fn rewrite(v: &mut Value, contract: Contract, optional_input: bool) {
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
         .unwrap_or_default();
+    let null_alternative = m
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .is_some_and(|a| a.iter().any(|b| b.get("type") == Some(&Value::from("null"))));
     for (k, child) in m.iter_mut() {
         match k.as_str() {
             "properties" => {
                 if let Value::Object(props) = child {
                     for (name, s) in props.iter_mut() {
-                        rewrite(s, contract, contract == Contract::Input && !required.contains(name));
+                        let optional = contract == Contract::Input && !required.contains(name);
+                        rewrite(s, contract, if optional { Null::Strip } else { Null::AsIs });
                     }
                 }
             }
             // `false` here is the conventional "no other keys" and every client reads it.
             "additionalProperties" | "unevaluatedProperties" if child.is_boolean() => {}
+            "anyOf" if null_alternative => {
+                if let Value::Array(a) = child {
+                    a.iter_mut().for_each(|s| rewrite(s, contract, Null::Admitted));
+                }
+            }
             key if ONE.contains(&key) => match child {
-                Value::Array(a) => a.iter_mut().for_each(|c| rewrite(c, contract, false)),
-                _ => rewrite(child, contract, false),
+                Value::Array(a) => a.iter_mut().for_each(|c| rewrite(c, contract, Null::AsIs)),
+                _ => rewrite(child, contract, Null::AsIs),
             },
             key if MAP.contains(&key) => {
                 if let Value::Object(c) = child {
-                    c.values_mut().for_each(|s| rewrite(s, contract, false));
+                    c.values_mut().for_each(|s| rewrite(s, contract, Null::AsIs));
                 }
             }
             key if LIST.contains(&key) => {
                 if let Value::Array(a) = child {
-                    a.iter_mut().for_each(|s| rewrite(s, contract, false));
+                    a.iter_mut().for_each(|s| rewrite(s, contract, Null::AsIs));
                 }
             }
             _ => {}
@@ -467,7 +493,8 @@ fn int_bounds(format: &str) -> Option<(Value, Option<Value>)> {
         "uint8" => (0.into(), Some(u8::MAX.into())),
         "uint16" => (0.into(), Some(u16::MAX.into())),
         "uint32" => (0.into(), Some(u32::MAX.into())),
-        "uint64" | "uint" | "uint128" => (0.into(), None),
+        // The type's own maximum, clamped (input) or dropped (output) like every other bound.
+        "uint64" | "uint" | "uint128" => (0.into(), Some(u64::MAX.into())),
         "int8" => (i8::MIN.into(), Some(i8::MAX.into())),
         "int16" => (i16::MIN.into(), Some(i16::MAX.into())),
         "int32" => (i32::MIN.into(), Some(i32::MAX.into())),
