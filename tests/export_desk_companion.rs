@@ -6,7 +6,7 @@
 #[allow(dead_code)]
 mod caps;
 
-use bridge_runtime::catalog::export;
+use bridge_runtime::export;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/desk_companion/catalog");
 

@@ -10,7 +10,7 @@
 #[allow(dead_code)]
 mod app;
 
-use bridge_runtime::catalog::export;
+use bridge_runtime::export;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/order_editor/catalog");
 

@@ -23,9 +23,9 @@ mod zoo;
 mod zoo_app;
 
 use bridge_runtime::Bridge;
-use bridge_runtime::catalog::export;
 use bridge_runtime::companion::{ClientIdentity, Engine, ScriptedPresenter, SqliteStore};
-use bridge_runtime::mcp::GuiBridgeServer;
+use bridge_runtime::export;
+use bridge_runtime::mcp::{CompanionToolsExt, GuiBridgeServer};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::ClientLifecycleMode;
 use rmcp::{ClientServiceExt, ServiceExt};

@@ -6,10 +6,32 @@
 //! resource `app://windows`, window-level tools `{winId}__{action}`, optimistic concurrency,
 //! coded errors and notifications.
 //!
-//! Data flows one way: annotated type → [`catalog`] → [`gui`] model → [`mcp`] adapter → wire.
+//! Data flows one way: annotated type → [`catalog`] → [`gui`] model → [`mcp`] adapter → wire;
+//! the desktop companion (`companion`) reads the same catalog, and [`export`] combines the
+//! surfaces into build-time files.
+//!
+//! # Cargo features
+//!
+//! Pay for what you use: an app that serves its windows over MCP on stdio builds the default
+//! set, with no C compiler, no axum, no clap.
+//!
+//! | feature | adds | pulls in |
+//! | --- | --- | --- |
+//! | *(default)* | the registry ([`catalog`]), the GUI window model ([`gui`]), MCP over stdio ([`mcp`]), the JSON export | rmcp (server, stdio), schemars, serde, jsonschema, tokio (rt, sync, time) |
+//! | `http` | streamable HTTP: `mcp::serve_http*`, `mcp::http_router` | axum (http1, tokio only), rmcp's HTTP server |
+//! | `companion` | the desktop companion (spec CP): engine, durable SQLite store, OpenRPC, `companion__…` MCP tools; on Unix the private-socket server and pairing | rusqlite with bundled SQLite (C), sha2, subtle, getrandom, uuid, libc (Unix) |
+//! | `cli` | the `companion` command-line client (binary `companion`; implies `companion`) | clap |
+//! | `yaml` | `Catalog::to_yaml`, `catalog.yaml` in the export | yaml_serde |
+//!
+//! Everything Unix-specific (the socket, file modes, `geteuid`) sits in modules gated by
+//! `#[cfg(unix)]`; the rest builds everywhere (`.ci/check-layers` enforces it).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod catalog;
+#[cfg(feature = "companion")]
+#[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
 pub mod companion;
+pub mod export;
 pub mod gui;
 pub mod mcp;
 pub mod model;
@@ -31,6 +53,8 @@ pub mod prelude {
     pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
     pub use crate::render::{FieldSet, Media, Notice, TableRow};
     // `BridgeArgs` is both the trait and its derive, as serde's `Serialize` is.
+    #[cfg(feature = "companion")]
+    pub use crate::mcp::CompanionToolsExt;
     pub use crate::{BridgeArgs, BridgeFields, BridgeRow};
     pub use crate::{bridge_action, bridge_actions, bridge_window};
     pub use schemars::JsonSchema;

@@ -1,7 +1,7 @@
 //! Building blocks from app values: the traits and helpers the generated `render` uses, also
 //! usable by hand. Every helper returns an already-redacted [`Block`] (GB-4.4, GB-4.5).
 
-use crate::gui::ActionError;
+use crate::model::ActionError;
 use crate::model::{Block, FieldError, FieldItem, Severity};
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -1,12 +1,12 @@
-//! Build-time export (`catalog::export`): the five files are generated from the one registry
+//! Build-time export (`export`): the five files are generated from the one registry
 //! (CP-2-12, CP-2-13), deterministic, and drift is detected without writing.
 
 mod companion_support;
 mod mcp_support;
 
 use bridge_runtime::catalog::Catalog;
-use bridge_runtime::catalog::export::{self, DriftKind, FILES};
 use bridge_runtime::companion::openrpc;
+use bridge_runtime::export::{self, DriftKind, FILES};
 use companion_support::*;
 use serde_json::{Value, json};
 use std::path::Path;

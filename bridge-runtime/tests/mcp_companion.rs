@@ -6,7 +6,7 @@ mod companion_support;
 use bridge_runtime::catalog::{CharacterSpec, Scope};
 use bridge_runtime::companion::{ClientIdentity, Engine, PresenterEvent, ScriptedPresenter, SqliteStore};
 use bridge_runtime::gui::Bridge;
-use bridge_runtime::mcp::GuiBridgeServer;
+use bridge_runtime::mcp::{CompanionToolsExt, GuiBridgeServer};
 use companion_support as support;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;

@@ -1,6 +1,6 @@
 //! Desktop-companion capabilities, characters and styles (spec CP §2): the registry entries that
 //! `capabilities.list`/`capabilities.describe`, `characters.list` and `styles.list` publish and
-//! that the request engine ([`crate::companion`]) enforces. One declaration drives both, so the
+//! that the request engine (`companion`) enforces. One declaration drives both, so the
 //! description cannot drift from the behaviour (CP-2-12, CP-2-13, CP-7-10).
 
 use super::schema;
@@ -65,14 +65,14 @@ pub enum Completion {
     /// host's report that it appeared (`displayedAt`, CP-3-14, CP-3-19). Means "shown as the
     /// contract requires", not "read by the user" (CP-3-15). Result `{}`. A host that manages
     /// the display time itself (pause on hover, CP-3-19) may end it early with
-    /// [`crate::companion::Engine::finished`]; one that never reports the display lets the request
+    /// `companion::Engine::finished`; one that never reports the display lets the request
     /// expire at its deadline.
     Displayed,
     /// Completed when the host reports that the animation's execution ended
-    /// ([`crate::companion::Engine::finished`]); not a promise that every frame was seen
+    /// (`companion::Engine::finished`); not a promise that every frame was seen
     /// (CP-3-15). Result `{}`.
     AnimationEnd,
-    /// Completed only by an actual user answer ([`crate::companion::Engine::user_responded`]);
+    /// Completed only by an actual user answer (`companion::Engine::user_responded`);
     /// the answer is the `result` (CP-3-13, CP-3-16). Closing the view cancels (CP-3-12).
     UserResponse,
     /// Stays `running` until the caller ends it with `requests.update` `{"complete": true}`
@@ -1027,7 +1027,7 @@ impl super::Catalog {
 #[doc(hidden)]
 pub mod macro_support {
     use super::FieldProblem;
-    use crate::gui::ActionError;
+    use crate::model::ActionError;
     use serde::de::DeserializeOwned;
     use serde_json::Value;
 

@@ -7,7 +7,6 @@
 mod action;
 mod args;
 pub mod capability;
-pub mod export;
 pub mod schema;
 
 pub use action::{ActionHints, ActionSpec};
@@ -120,7 +119,7 @@ pub struct Catalog {
 }
 
 /// The serializable view of a [`Catalog`] (what `to_json`/`to_yaml` write, and `catalog.json` /
-/// `catalog.yaml` of [`export`]).
+/// `catalog.yaml` of [`export`](crate::export)).
 ///
 /// Shape: `{"catalogVersion": "1", "app"?: {typeName, actions}, "windows": [{typeName, title,
 /// blocks, actions}], "catalogRevision": int, "capabilities": [descriptor], "characters":
@@ -276,7 +275,7 @@ impl Catalog {
     }
 
     /// One page of the `capabilities.list` result (CP-2-4), the one implementation the engine and
-    /// the build-time export ([`export`]) share:
+    /// the build-time export ([`export`](crate::export)) share:
     /// `{"catalogRevision": int, "capabilities": [descriptor], "nextCursor": string|null}`.
     ///
     /// `visible` picks the capabilities the caller may see (its scopes hold every
@@ -329,7 +328,9 @@ impl Catalog {
         serde_json::to_string_pretty(&self.document()).expect("catalog serializes")
     }
 
-    /// The catalog as YAML.
+    /// The catalog as YAML (feature `yaml`).
+    #[cfg(feature = "yaml")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "yaml")))]
     pub fn to_yaml(&self) -> Result<String, serde_yaml::Error> {
         serde_yaml::to_string(&self.document())
     }

@@ -48,6 +48,12 @@ use tokio_util::sync::CancellationToken;
 
 /// Longest pairing `name` and label, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
+
+/// The method that authenticates a connection with a paired client's key.
+pub const AUTHENTICATE_METHOD: &str = "session.authenticate";
+
+/// The method that asks the user to pair a new client.
+pub const PAIRING_METHOD: &str = "pairing.request";
 /// Longest `clientId` accepted by `session.authenticate`, in bytes.
 pub const MAX_CLIENT_ID_BYTES: usize = 64;
 /// Longest `key` accepted by `session.authenticate`, in bytes (issued keys have 67).

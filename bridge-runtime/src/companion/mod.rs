@@ -1,6 +1,6 @@
-//! Desktop companion protocol (spec CP), transport-independent core (CP-1-3): the request
-//! engine that the future JSON-RPC/Unix-socket server, the `companion` CLI and host-internal
-//! triggers all share (CP-1-5 … CP-1-7, CP-7-10).
+//! Desktop companion protocol (spec CP, feature `companion`), transport-independent core
+//! (CP-1-3): the request engine that the JSON-RPC/Unix-socket server, the `companion` CLI and
+//! host-internal triggers all share (CP-1-5 … CP-1-7, CP-7-10).
 //!
 //! - Capabilities, characters and styles live in the one registry, [`crate::catalog::Catalog`]
 //!   ([`crate::catalog::CapabilitySpec`]); discovery output is generated from it (CP-2-12, CP-2-13).
@@ -15,27 +15,35 @@
 //!   requests without replaying them (CP-4-21).
 //!
 //! Around the engine:
-//! - [`server`]: JSON-RPC 2.0 over a private Unix socket (directory 0700, socket 0600, no TCP,
-//!   CP-5-12, CP-5-15), with `rpc.discover` returning the [`openrpc`] document;
-//! - [`auth`]: pairing confirmed by the user in the app, 256-bit keys stored only as digests,
-//!   scopes, revocation (CP-5);
-//! - [`cli`]: the `companion` command line (CP-6);
+//! - `server` (Unix): JSON-RPC 2.0 over a private Unix socket (directory 0700, socket 0600, no
+//!   TCP, CP-5-12, CP-5-15), with `rpc.discover` returning the [`openrpc`] document;
+//! - `auth` (Unix): pairing confirmed by the user in the app, 256-bit keys stored only as
+//!   digests, scopes, revocation (CP-5);
+//! - `cli` (Unix, feature `cli`): the `companion` command line (CP-6);
 //! - the MCP surface lives in [`crate::mcp::CompanionTools`] (CP-1-4).
 
+#[cfg(unix)]
 pub mod auth;
+#[cfg(all(unix, feature = "cli"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 mod clock;
 mod engine;
 mod error;
+mod fallback;
 pub mod jsonrpc;
 mod model;
 pub mod openrpc;
 pub mod params;
 mod presenter;
+#[cfg(unix)]
 pub mod server;
 mod state;
 mod store;
+#[cfg(unix)]
+mod unix;
 
+#[cfg(unix)]
 pub use auth::{
     Auth, AuthConfig, CredentialStore, PairedClient, PairingApprover, PairingDecision, PairingReply, PairingRequest,
 };
@@ -47,6 +55,7 @@ pub use error::{CompanionError, ErrorCode};
 pub use model::{ClientIdentity, Presentation, RequestSnapshot, RequestState, Source, TerminalReason};
 pub use params::{METHODS, PROTOCOL_VERSION};
 pub use presenter::{HideReason, Presenter, PresenterEvent, ScriptedPresenter};
+#[cfg(unix)]
 pub use server::{Server, ServerConfig, bind_private, default_socket_path, serve_listener, serve_unix};
 pub use state::RuntimeSettings;
 pub use store::{Loaded, SqliteStore, Store, StoreError, StoredRequest, Tombstone, TombstoneReason};

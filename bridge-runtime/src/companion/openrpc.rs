@@ -1,6 +1,6 @@
 //! The OpenRPC 1.3.2 description of the companion API (CP-8-2), generated from the one registry
 //! ([`Catalog`]) and from the types the engine itself uses, never kept by hand beside them
-//! (CP-2-12, CP-2-13, OQ-CP-13). `rpc.discover` returns it; [`crate::catalog::export`] writes
+//! (CP-2-12, CP-2-13, OQ-CP-13). `rpc.discover` returns it; [`crate::export`] writes
 //! it to `openrpc.json`.
 //!
 //! Shape (abbreviated):
@@ -42,7 +42,7 @@
 //!   `$ref`s are rebased so they resolve inside this document. `requests.create`'s `params` and
 //!   the snapshot's `result` reference them (`anyOf`).
 //!
-//! - The socket transport's own methods ([`super::server::EXTRA_METHODS`]: `pairing.request`,
+//! - The socket transport's own methods (`pairing.request`,
 //!   `session.authenticate`) follow `rpc.discover`; their shapes are those of [`super::auth`].
 //!   Further methods can be appended with [`document_with`] and a [`MethodDoc`] each.
 //! - Result schemas are open (no `additionalProperties: false`): within a major version results
@@ -192,6 +192,12 @@ fn schema_pointer(key: &str) -> String {
 
 fn schema_ref(key: &str) -> Value {
     json!({"$ref": schema_pointer(key)})
+}
+
+/// Without the Unix socket transport there are no transport methods to describe.
+#[cfg(not(unix))]
+fn transport_methods() -> Vec<MethodDoc> {
+    Vec::new()
 }
 
 /// The components every document has, keyed by name.
@@ -349,14 +355,15 @@ fn fixed_schemas() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// The socket transport's methods besides `rpc.discover` ([`super::server::EXTRA_METHODS`]), with
+/// The socket transport's methods besides `rpc.discover` (`session.authenticate`, `pairing.request`), with
 /// the shapes [`super::auth`] accepts and returns. A name this module has no description for
 /// still appears, with a generic one, so nothing the server answers goes undocumented.
+#[cfg(unix)]
 fn transport_methods() -> Vec<MethodDoc> {
     use super::auth::{MAX_CLIENT_ID_BYTES, MAX_KEY_BYTES, MAX_NAME_CHARS};
     use ErrorCode as E;
     let scopes = json!({"type": "array", "items": schema_ref("Scope")});
-    super::server::EXTRA_METHODS
+    [super::auth::AUTHENTICATE_METHOD, super::auth::PAIRING_METHOD]
         .iter()
         .filter(|name| **name != DISCOVER_METHOD)
         .map(|name| match *name {

@@ -29,7 +29,7 @@
 //! `pairing.request` and batches, which run in order before the next line is read. Responses to
 //! concurrent calls may therefore arrive in any order (match them by `id`).
 
-use super::auth::{Auth, Registration};
+use super::auth::{AUTHENTICATE_METHOD, Auth, PAIRING_METHOD, Registration};
 use super::engine::Engine;
 use super::error::{CompanionError, ErrorCode};
 use super::jsonrpc::{self, Call, Entry, Incoming, Line};
@@ -55,7 +55,7 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1 << 20;
 pub const DEFAULT_MAX_UNAUTHENTICATED_MESSAGE_BYTES: usize = 8 << 10;
 
 /// The methods served besides the ten engine methods.
-pub const EXTRA_METHODS: [&str; 3] = ["rpc.discover", "session.authenticate", "pairing.request"];
+pub const EXTRA_METHODS: [&str; 3] = [super::openrpc::DISCOVER_METHOD, AUTHENTICATE_METHOD, PAIRING_METHOD];
 
 /// Transport limits. Every one is published by `runtime.describe` under `limits`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -465,7 +465,7 @@ async fn handle(
 }
 
 fn is_session_method(method: &str) -> bool {
-    method == "session.authenticate" || method == "pairing.request"
+    method == AUTHENTICATE_METHOD || method == PAIRING_METHOD
 }
 
 fn respond(id: Option<Value>, outcome: Result<Value, CompanionError>) -> Option<Value> {
@@ -480,7 +480,7 @@ fn respond(id: Option<Value>, outcome: Result<Value, CompanionError>) -> Option<
 /// run in the read loop, in order.
 async fn session_call(shared: &Arc<Shared>, session: &mut Session, call: Call) -> (Option<Value>, Next) {
     match call.method.as_str() {
-        "session.authenticate" => {
+        AUTHENTICATE_METHOD => {
             let outcome = authenticate(shared, session, &call.params);
             let mut next = Next::Continue;
             if outcome.is_err() {
@@ -661,7 +661,7 @@ fn describe_transport(result: &mut Value, shared: &Shared, identity: Option<&Cli
         obj.insert("authorization".into(), authorization);
         obj.insert(
             "authentication".into(),
-            json!({"authenticateMethod": "session.authenticate", "pairingMethod": "pairing.request"}),
+            json!({"authenticateMethod": AUTHENTICATE_METHOD, "pairingMethod": PAIRING_METHOD}),
         );
     }
 }

@@ -257,7 +257,13 @@ impl State {
                 .capability(&rec.snapshot.resolved_capability)
                 .is_some_and(|c| c.kind() == CapabilityKind::Animation);
             if self.settings.reduced_motion && animation {
-                match super::engine::reduced_motion_downgrade(catalog, &rec) {
+                match super::fallback::reduced_motion_downgrade(
+                    catalog,
+                    &rec.snapshot,
+                    rec.resolved_params.as_ref(),
+                    rec.allow_fallback,
+                    &rec.scopes,
+                ) {
                     Some(down) => {
                         rec.snapshot.resolved_capability = down.capability;
                         rec.snapshot.resolved_style = down.style;

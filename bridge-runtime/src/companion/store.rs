@@ -117,15 +117,7 @@ impl SqliteStore {
         let path = path.as_ref();
         let store = Self::init(Connection::open(path)?)?;
         #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            if let Ok(md) = std::fs::symlink_metadata(path)
-                && md.is_file()
-                && md.permissions().mode() & 0o077 != 0
-            {
-                let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-            }
-        }
+        super::unix::make_owner_only(path);
         Ok(store)
     }
 

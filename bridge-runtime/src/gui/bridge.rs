@@ -44,8 +44,14 @@ struct Shared {
     waker: Option<Waker>,
     info: ServerIdentity,
     action_timeout: Duration,
-    companion: std::sync::OnceLock<crate::mcp::CompanionTools>,
+    extensions: Extensions,
 }
+
+/// State that layers built on a [`Bridge`] attach to it, one value per type (as
+/// `http::Extensions` does for requests): the MCP layer keeps the companion tools there, so the
+/// GUI model needs to know nothing of MCP or the companion.
+#[derive(Default)]
+struct Extensions(RwLock<Vec<Arc<dyn std::any::Any + Send + Sync>>>);
 
 /// Name, version and instructions the server announces (GB-3-3, GB-8.1).
 #[derive(Debug, Clone)]
@@ -171,28 +177,27 @@ impl Bridge {
         }
     }
 
-    /// The registry shared by every surface. Build a companion [`crate::companion::Engine`] on
-    /// this same handle so that MCP tools, `capabilities.list` and exports come from one
-    /// registry (CP-2-13).
+    /// The registry shared by every surface. Build a companion engine on this same handle so
+    /// that MCP tools, `capabilities.list` and exports come from one registry (CP-2-13).
     pub fn catalog_handle(&self) -> Arc<RwLock<Catalog>> {
         self.shared.catalog.clone()
     }
 
-    /// Also serves the companion's capabilities as MCP tools (`companion__{id}`, CP-1-4), every
-    /// call going through `engine` as `identity` — the same dispatcher, scopes, queue and
-    /// lifecycle as socket clients. The app decides (with its user) which scopes MCP clients
-    /// get. Can be set once; returns `false` if it was already set.
-    pub fn enable_companion_tools(
-        &self,
-        engine: crate::companion::Engine,
-        identity: crate::companion::ClientIdentity,
-    ) -> bool {
-        self.shared.companion.set(crate::mcp::CompanionTools::new(engine, identity)).is_ok()
+    /// Attaches `value` to this bridge (and all its clones), for a layer built on it; one value
+    /// per type. Returns `false`, changing nothing, if a value of that type is already attached.
+    pub fn set_extension<T: std::any::Any + Send + Sync>(&self, value: T) -> bool {
+        let mut all = self.shared.extensions.0.write().unwrap_or_else(|e| e.into_inner());
+        if all.iter().any(|v| v.is::<T>()) {
+            return false;
+        }
+        all.push(Arc::new(value));
+        true
     }
 
-    /// The companion tools, when enabled.
-    pub fn companion_tools(&self) -> Option<&crate::mcp::CompanionTools> {
-        self.shared.companion.get()
+    /// The value of type `T` attached with [`set_extension`](Self::set_extension), if any.
+    pub fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let all = self.shared.extensions.0.read().unwrap_or_else(|e| e.into_inner());
+        all.iter().find_map(|v| v.clone().downcast::<T>().ok())
     }
 
     fn send(&self, cmd: Command) -> Result<(), OwnerGone> {
@@ -266,7 +271,7 @@ impl BridgeBuilder {
             waker: self.waker,
             info: ServerIdentity { name: self.name, version: self.version, instructions },
             action_timeout: self.action_timeout,
-            companion: std::sync::OnceLock::new(),
+            extensions: Extensions::default(),
         });
         (Bridge { shared }, UiOwner { ui, rx })
     }

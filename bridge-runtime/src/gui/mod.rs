@@ -10,4 +10,7 @@ mod window;
 pub use bridge::{Bridge, BridgeBuilder, CallOutcome, GB_INSTRUCTIONS, OwnerGone, ServerIdentity, UiOwner};
 pub use context::{ActionContext, OpenOptions, is_handle_safe};
 pub use ui::{APP_PREFIX, Published, ToolEntry, Ui, humanize, operable_set};
-pub use window::{ActionError, BridgeActions, BridgeWindow, Rendered};
+// `ActionError` lives in `model` (the catalog's capability checks use it too); it stays
+// reachable as `gui::ActionError`, where actions meet it.
+pub use crate::model::ActionError;
+pub use window::{BridgeActions, BridgeWindow, Rendered};

@@ -9,6 +9,7 @@ use crate::catalog::schema::{Definitions, output_schema_for};
 use crate::catalog::{CapabilitySpec, Catalog};
 use crate::companion::RequestSnapshot;
 use crate::companion::{ClientIdentity, CompanionError, Engine};
+use crate::gui::Bridge;
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -26,6 +27,29 @@ pub struct CompanionTools {
 impl std::fmt::Debug for CompanionTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompanionTools").field("identity", &self.identity.id).finish_non_exhaustive()
+    }
+}
+
+/// Serving the companion's capabilities as MCP tools from a [`Bridge`]: `bridge.enable_companion_tools(engine,
+/// identity)` (in the prelude with the `companion` feature).
+pub trait CompanionToolsExt {
+    /// Also serves the companion's capabilities as MCP tools (`companion__{id}`, CP-1-4), every
+    /// call going through `engine` as `identity` — the same dispatcher, scopes, queue and
+    /// lifecycle as socket clients. The app decides (with its user) which scopes MCP clients
+    /// get. Can be set once; returns `false` if it was already set.
+    fn enable_companion_tools(&self, engine: Engine, identity: ClientIdentity) -> bool;
+
+    /// The companion tools, when enabled.
+    fn companion_tools(&self) -> Option<Arc<CompanionTools>>;
+}
+
+impl CompanionToolsExt for Bridge {
+    fn enable_companion_tools(&self, engine: Engine, identity: ClientIdentity) -> bool {
+        self.set_extension(CompanionTools::new(engine, identity))
+    }
+
+    fn companion_tools(&self) -> Option<Arc<CompanionTools>> {
+        self.extension::<CompanionTools>()
     }
 }
 

@@ -12,17 +12,18 @@
 //! | `tools/call` | ToolResult or ToolError in `structuredContent`, `isError` for failures (GB-7.4-1, GB-12.3) |
 //! | `notifications/resources/updated`, `notifications/tools/list_changed` | derived from published state, so sent only after it took effect (GB-6-1) |
 //!
-//! When the app calls [`Bridge::enable_companion_tools`](crate::gui::Bridge::enable_companion_tools),
-//! `tools/list` also carries the desktop companion's capabilities as `companion__{id}` tools,
-//! served through the companion engine ([`CompanionTools`], CP-1-4).
+//! With the `companion` feature, when the app calls `bridge.enable_companion_tools(engine,
+//! identity)` (`CompanionToolsExt`), `tools/list` also carries the desktop companion's
+//! capabilities as `companion__{id}` tools, served through the companion engine
+//! (`CompanionTools`, CP-1-4).
 //!
 //! It serves both protocol eras rmcp speaks: session-based 2025-11-25 (`initialize`,
 //! `resources/subscribe`) and 2026-07-28 (`server/discover`, `subscriptions/listen`).
 //!
-//! Transports: [`serve_stdio`] (GB-3-1), [`serve_http`] / [`serve_http_on`] /
-//! [`serve_http_on_with`] (streamable HTTP at `/mcp`, loopback only unless
-//! [`HttpOptions::allow_non_loopback`]), [`http_router`] to mount it in an app's own axum
-//! server, or `GuiBridgeServer::new(bridge).serve(transport)` for any rmcp transport.
+//! Transports: [`serve_stdio`] (GB-3-1); with the `http` feature `serve_http` /
+//! `serve_http_on` / `serve_http_on_with` (streamable HTTP at `/mcp`, loopback only unless
+//! `HttpOptions::allow_non_loopback`) and `http_router` to mount it in an app's own axum
+//! server; or `GuiBridgeServer::new(bridge).serve(transport)` for any rmcp transport.
 //!
 //! # Ordering of a call's notifications
 //!
@@ -39,16 +40,24 @@
 //!
 //! [`Bridge`]: crate::gui::Bridge
 
+#[cfg(feature = "companion")]
 mod companion;
+#[cfg(feature = "http")]
+mod http;
 mod mapping;
 mod notify;
 mod server;
 mod transport;
 
-pub use companion::{COMPANION_PREFIX, CompanionTools, tool_name as companion_tool_name};
+#[cfg(feature = "companion")]
+#[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
+pub use companion::{COMPANION_PREFIX, CompanionTools, CompanionToolsExt, tool_name as companion_tool_name};
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_http_on, serve_http_on_with};
 pub use mapping::{JSON_MIME, WINDOWS_URI, to_call_tool_result, to_mcp_tool, windows_resource};
 pub use server::GuiBridgeServer;
-pub use transport::{HttpOptions, ServeError, http_router, serve_http, serve_http_on, serve_http_on_with, serve_stdio};
+pub use transport::{ServeError, serve_stdio};
 
 #[doc(hidden)]
 pub use notify::live_forwarders;

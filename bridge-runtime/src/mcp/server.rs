@@ -211,8 +211,10 @@ impl ServerHandler for GuiBridgeServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        #[allow(unused_mut)] // without the `companion` feature nothing is added
         let mut tools: Vec<Tool> = self.bridge.published().tools.iter().map(to_mcp_tool).collect();
-        if let Some(companion) = self.bridge.companion_tools() {
+        #[cfg(feature = "companion")]
+        if let Some(companion) = super::companion::CompanionToolsExt::companion_tools(&self.bridge) {
             tools.extend(companion.tools());
         }
         Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(0))
@@ -221,13 +223,11 @@ impl ServerHandler for GuiBridgeServer {
     /// The listed tool named `name` (rmcp's HTTP transport validates `Mcp-Param-*` headers
     /// with it).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.bridge
-            .published()
-            .tools
-            .iter()
-            .find(|t| t.name == name)
-            .map(to_mcp_tool)
-            .or_else(|| self.bridge.companion_tools().and_then(|c| c.tool(name)))
+        let window_tool = self.bridge.published().tools.iter().find(|t| t.name == name).map(to_mcp_tool);
+        #[cfg(feature = "companion")]
+        let window_tool = window_tool
+            .or_else(|| super::companion::CompanionToolsExt::companion_tools(&self.bridge).and_then(|c| c.tool(name)));
+        window_tool
     }
 
     /// Runs the call through the bridge (GB-7.2 checks, schema validation, the action,
@@ -241,8 +241,9 @@ impl ServerHandler for GuiBridgeServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        #[cfg(feature = "companion")]
         if request.name.starts_with(super::COMPANION_PREFIX)
-            && let Some(companion) = self.bridge.companion_tools()
+            && let Some(companion) = super::companion::CompanionToolsExt::companion_tools(&self.bridge)
         {
             return Ok(companion.call_or_unsupported(&request.name, args).await.into());
         }

@@ -1,20 +1,16 @@
-//! Ready-made transports: stdio (GB-3-1) and streamable HTTP at `/mcp`.
+//! The ready-made stdio transport (GB-3-1) and the errors of every transport.
 
 use super::GuiBridgeServer;
 use crate::gui::Bridge;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
-use std::sync::Arc;
-use tokio::net::TcpListener;
 
 /// Why serving stopped or could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    /// The HTTP address is not a loopback address and [`HttpOptions::allow_non_loopback`] is
-    /// off.
+    /// The HTTP address is not a loopback address and `HttpOptions::allow_non_loopback` is
+    /// off (feature `http`).
     #[error(
         "refusing to serve MCP over HTTP on non-loopback address {0}; \
          set HttpOptions::allow_non_loopback to expose the UI to the network"
@@ -37,25 +33,6 @@ impl From<ServerInitializeError> for ServeError {
     }
 }
 
-/// Options of the streamable HTTP transport.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct HttpOptions {
-    /// Serve on a non-loopback address and accept any `Host` header. Off by default: the
-    /// server then refuses non-loopback addresses, and rmcp rejects `Host` headers other than
-    /// `localhost`, `127.0.0.1` and `::1` (DNS-rebinding protection). GB 0.1.0 has no
-    /// authorisation (GB-10.6-1), so whoever reaches the port operates the UI.
-    pub allow_non_loopback: bool,
-}
-
-impl HttpOptions {
-    /// Sets [`HttpOptions::allow_non_loopback`].
-    pub fn allow_non_loopback(mut self, allow: bool) -> Self {
-        self.allow_non_loopback = allow;
-        self
-    }
-}
-
 /// Serves one MCP client on this process's stdin/stdout until it disconnects (GB-3-1).
 ///
 /// Nothing else may write to stdout meanwhile; log with `tracing` to stderr.
@@ -63,59 +40,5 @@ pub async fn serve_stdio(bridge: Bridge) -> Result<(), ServeError> {
     let running = GuiBridgeServer::new(bridge).serve(rmcp::transport::stdio()).await?;
     let reason = running.waiting().await?;
     tracing::debug!(?reason, "stdio MCP session ended");
-    Ok(())
-}
-
-/// An axum router serving streamable HTTP MCP at `/mcp`: one [`GuiBridgeServer`] per legacy
-/// session, and per `POST` for 2026-07-28 clients (rmcp's [`StreamableHttpService`] with a
-/// [`LocalSessionManager`]). Mount it in an app's own server, or use [`serve_http`].
-/// Browser origins accepted by [`http_router`]: pages served from loopback, any port.
-pub const LOOPBACK_ORIGINS: [&str; 6] = [
-    "http://localhost:*",
-    "http://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://localhost:*",
-    "https://127.0.0.1:*",
-    "https://[::1]:*",
-];
-
-pub fn http_router(bridge: Bridge, options: &HttpOptions) -> axum::Router {
-    // Browsers send `Origin`; only pages served from this machine may talk to the app (MCP's
-    // DNS-rebinding rule). Clients that send no `Origin` (SDKs, CLIs) are unaffected.
-    let mut config = StreamableHttpServerConfig::default().with_allowed_origins(LOOPBACK_ORIGINS);
-    if options.allow_non_loopback {
-        config = config.disable_allowed_hosts();
-    }
-    let service = StreamableHttpService::new(
-        move || Ok(GuiBridgeServer::new(bridge.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    axum::Router::new().nest_service("/mcp", service)
-}
-
-/// Binds `addr` and serves `http://ADDR/mcp` until the listener fails. `addr` must be a
-/// loopback address (see [`serve_http_on_with`] to allow others).
-pub async fn serve_http(bridge: Bridge, addr: SocketAddr) -> Result<(), ServeError> {
-    if !addr.ip().is_loopback() {
-        return Err(ServeError::NonLoopback(addr));
-    }
-    serve_http_on(bridge, TcpListener::bind(addr).await?).await
-}
-
-/// Serves `http://ADDR/mcp` on an already bound loopback listener (bind port 0 in tests).
-pub async fn serve_http_on(bridge: Bridge, listener: TcpListener) -> Result<(), ServeError> {
-    serve_http_on_with(bridge, listener, HttpOptions::default()).await
-}
-
-/// Serves `http://ADDR/mcp` on `listener` with `options`; refuses a non-loopback listener
-/// unless [`HttpOptions::allow_non_loopback`] is set.
-pub async fn serve_http_on_with(bridge: Bridge, listener: TcpListener, options: HttpOptions) -> Result<(), ServeError> {
-    let addr = listener.local_addr()?;
-    if !addr.ip().is_loopback() && !options.allow_non_loopback {
-        return Err(ServeError::NonLoopback(addr));
-    }
-    tracing::info!(%addr, "serving MCP over streamable HTTP at /mcp");
-    axum::serve(listener, http_router(bridge, &options)).await?;
     Ok(())
 }

@@ -4,10 +4,12 @@
 //! Field names are the spec's (`operableWindowIds`, `ownerId`, `mimeType`, `currentVersion`);
 //! Rust names are their snake_case twins.
 
+mod action_error;
 mod block;
 mod error;
 mod secret;
 
+pub use action_error::ActionError;
 pub use block::{Block, FieldItem, REDACTED, Severity};
 pub use error::{ErrorCode, FieldError, ToolError};
 pub use secret::Secret;

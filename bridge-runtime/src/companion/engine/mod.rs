@@ -7,7 +7,6 @@ mod host;
 mod requests;
 
 pub use requests::canonical_json;
-pub(crate) use requests::reduced_motion_downgrade;
 
 use super::clock::Clock;
 use super::error::{CompanionError, ErrorCode};

@@ -86,7 +86,7 @@ impl Engine {
         let (resolved, resolved_params, mut fallback_reason) = match need {
             None => (requested.clone(), params.clone(), None),
             Some(reason) => {
-                let (cap, mapped) = resolve_fallback(
+                let (cap, mapped) = crate::companion::fallback::resolve_fallback(
                     &cat,
                     &requested,
                     reason,
@@ -416,91 +416,6 @@ impl Engine {
 
 fn queue_full(limit: &str, message: &str) -> CompanionError {
     CompanionError::new(ErrorCode::QueueFull, message).with("limit", limit)
-}
-
-/// Resolves a declared fallback for `reason` (CP-2-29), or explains why not.
-fn resolve_fallback(
-    cat: &Catalog,
-    requested: &Arc<CapabilitySpec>,
-    reason: FallbackReason,
-    allowed: bool,
-    character: &CharacterSpec,
-    reduced_motion: bool,
-    params: &Value,
-) -> Result<(Arc<CapabilitySpec>, Value), CompanionError> {
-    let why = match reason {
-        FallbackReason::CharacterUnsupported => {
-            format!("Character `{}` does not support `{}`", character.id, requested.id())
-        }
-        FallbackReason::ReducedMotion => {
-            format!("The user prefers reduced motion; `{}` is an animation", requested.id())
-        }
-        FallbackReason::StyleUnsupported => format!("The style does not apply to `{}`", requested.id()),
-    };
-    let err = |extra: &str| {
-        CompanionError::new(ErrorCode::UnsupportedCapability, format!("{why}{extra}")).with("reason", json!(reason))
-    };
-    let fallback = requested.fallback().filter(|f| f.when.contains(&reason));
-    let Some(fallback) = fallback else { return Err(err(" and it declares no fallback for this")) };
-    if !allowed {
-        return Err(err("; a declared fallback exists: set allowFallback to use it")
-            .with("fallbackCapability", fallback.capability.clone()));
-    }
-    let target = cat
-        .capability(&fallback.capability)
-        .filter(|t| t.interaction() == requested.interaction())
-        .filter(|t| character.supports_capability(t.id()))
-        .filter(|t| !(reduced_motion && t.kind() == CapabilityKind::Animation))
-        .ok_or_else(|| err(" and its declared fallback is not available either"))?;
-    let mut mapped = match &fallback.map {
-        Some(map) => map(params),
-        None => params.clone(),
-    };
-    target.validate_params(&mut mapped).map_err(|_| err(" and its fallback cannot present these params"))?;
-    Ok((target.clone(), mapped))
-}
-
-/// A queued animation's reduced-motion replacement, decided when it reaches the display slot.
-pub(crate) struct Downgrade {
-    pub capability: String,
-    pub style: Option<String>,
-    pub params: Value,
-}
-
-/// The reduced-motion fallback of the queued request `rec`, whose resolved capability is an
-/// animation (CP-2-29): the same rules as `requests.create` (caller allowed fallbacks, declared
-/// `reduced_motion` fallback, same interaction, supported by the character, not an animation,
-/// params valid after the map, the client's scopes, the timeout limits, the style or its
-/// fallback applies). `None` if any of them fails: the request must then not be shown.
-pub(crate) fn reduced_motion_downgrade(cat: &Catalog, rec: &Record) -> Option<Downgrade> {
-    let resolved = cat.capability(&rec.snapshot.resolved_capability)?;
-    let character = cat.character(&rec.snapshot.character)?;
-    let params = rec.resolved_params.as_ref()?;
-    let (target, mapped) =
-        resolve_fallback(cat, resolved, FallbackReason::ReducedMotion, rec.allow_fallback, character, true, params)
-            .ok()?;
-    if !target.required_scopes().iter().all(|s| rec.scopes.contains(s)) {
-        return None;
-    }
-    let timeout = u64::try_from(rec.snapshot.deadline_at.saturating_sub(rec.snapshot.created_at)).ok()?;
-    let l = target.limits();
-    if timeout < l.min_timeout_ms || timeout > l.max_timeout_ms {
-        return None;
-    }
-    let style = match &rec.snapshot.resolved_style {
-        None => None,
-        Some(id) => {
-            let style = cat.style(id)?;
-            if style.applies(target.id()) {
-                Some(id.clone())
-            } else {
-                let fb = style.fallback.as_ref()?;
-                cat.style(fb).filter(|s| s.applies(target.id()))?;
-                Some(fb.clone())
-            }
-        }
-    };
-    Some(Downgrade { capability: target.id().to_owned(), style, params: mapped })
 }
 
 /// SHA-256 (hex) of the canonical JSON of create params: what idempotency compares (OQ-CP-16).

@@ -5,14 +5,15 @@
 //! | file | content |
 //! | --- | --- |
 //! | `catalog.json` | the registry: windows, blocks, actions, app actions, capabilities, characters, styles ([`Catalog::document`]) |
-//! | `catalog.yaml` | the same, as YAML |
+//! | `catalog.yaml` | the same, as YAML (feature `yaml`) |
 //! | `mcp-tools.json` | the GUI actions as MCP tool templates per window type ([`mcp_tools`]) |
 //! | `capabilities.json` | exactly what `capabilities.list` returns to a client holding every scope ([`capabilities`]) |
-//! | `openrpc.json` | the OpenRPC document of the companion API ([`crate::companion::openrpc::document`]) |
+//! | `openrpc.json` | the OpenRPC document of the companion API (`companion::openrpc::document`; feature `companion`) |
 //!
 //! Output is deterministic: object keys sorted at every level, two-space indentation, `\n` line
-//! ends and a trailing newline, so committed copies diff cleanly. Only the five files above are
-//! written or compared; anything else in the directory is left alone.
+//! ends and a trailing newline, so committed copies diff cleanly. Only the files above ([`FILES`]:
+//! those of the enabled features) are written or compared; anything else in the directory is
+//! left alone.
 //!
 //! # Wiring it into your build
 //!
@@ -24,7 +25,7 @@
 //! #[test]
 //! fn exported_catalog_is_up_to_date() {
 //!     let catalog = build_my_catalog(); // e.g. `let (bridge, _owner) = app::build().build(); bridge.catalog()`
-//!     bridge_runtime::catalog::export::assert_up_to_date(&catalog, concat!(env!("CARGO_MANIFEST_DIR"), "/catalog"));
+//!     bridge_runtime::export::assert_up_to_date(&catalog, concat!(env!("CARGO_MANIFEST_DIR"), "/catalog"));
 //! }
 //! ```
 //!
@@ -39,8 +40,8 @@
 //! and commit the result. [`write_all`] and [`check_all`] are the building blocks if you prefer
 //! a `build.rs`, an xtask or a CLI flag instead.
 
-use super::Catalog;
-use crate::catalog::Scope;
+use crate::catalog::{Catalog, Scope};
+#[cfg(feature = "companion")]
 use crate::companion::openrpc;
 use crate::gui::{APP_PREFIX, ToolEntry};
 use crate::mcp::to_mcp_tool;
@@ -60,8 +61,16 @@ pub const CAPABILITIES_JSON: &str = "capabilities.json";
 /// `openrpc.json`.
 pub const OPENRPC_JSON: &str = "openrpc.json";
 
-/// Every exported file, in the order they are written.
-pub const FILES: [&str; 5] = [CATALOG_JSON, CATALOG_YAML, MCP_TOOLS_JSON, CAPABILITIES_JSON, OPENRPC_JSON];
+/// Every exported file of the enabled features, in the order they are written.
+pub const FILES: &[&str] = &[
+    CATALOG_JSON,
+    #[cfg(feature = "yaml")]
+    CATALOG_YAML,
+    MCP_TOOLS_JSON,
+    CAPABILITIES_JSON,
+    #[cfg(feature = "companion")]
+    OPENRPC_JSON,
+];
 
 /// Environment variables that make [`assert_up_to_date`] rewrite instead of compare; any value
 /// other than empty, `0` or `false` counts.
@@ -147,17 +156,18 @@ impl fmt::Display for Drift {
 /// Errors: only if YAML serialization fails (`io::ErrorKind::Other`).
 pub fn render_all(catalog: &Catalog) -> io::Result<Vec<(&'static str, String)>> {
     let doc = sorted(serde_json::to_value(catalog.document()).map_err(io::Error::other)?);
-    let yaml = serde_yaml::to_string(&doc).map_err(io::Error::other)?;
     Ok(vec![
         (CATALOG_JSON, canonical_json(&doc)),
-        (CATALOG_YAML, with_trailing_newline(yaml)),
+        #[cfg(feature = "yaml")]
+        (CATALOG_YAML, with_trailing_newline(serde_yaml::to_string(&doc).map_err(io::Error::other)?)),
         (MCP_TOOLS_JSON, canonical_json(&mcp_tools(catalog))),
         (CAPABILITIES_JSON, canonical_json(&capabilities(catalog))),
+        #[cfg(feature = "companion")]
         (OPENRPC_JSON, canonical_json(&openrpc::document(catalog))),
     ])
 }
 
-/// Writes the five files into `dir` (created if missing). A file that already holds the
+/// Writes the files into `dir` (created if missing). A file that already holds the
 /// generated content is not rewritten (its timestamp stays).
 ///
 /// Errors: the directory cannot be created, a file cannot be written, or rendering failed.
@@ -178,7 +188,7 @@ pub fn write_all(catalog: &Catalog, dir: &Path) -> io::Result<ExportReport> {
     Ok(report)
 }
 
-/// Compares the five files in `dir` with what `catalog` generates, without writing. `Ok` when
+/// Compares the files in `dir` with what `catalog` generates, without writing. `Ok` when
 /// all match (CRLF line ends, as a Windows checkout may have them, count as `\n`); otherwise one
 /// [`Drift`] per file that is missing, unreadable or different.
 pub fn check_all(catalog: &Catalog, dir: &Path) -> Result<(), Vec<Drift>> {
@@ -310,7 +320,7 @@ pub fn mcp_tools(catalog: &Catalog) -> Value {
 /// page, computed by the same function the engine answers with ([`Catalog::capabilities_page`],
 /// CP-2-4): `{"catalogRevision", "capabilities": [descriptor], "nextCursor": null}`.
 pub fn capabilities(catalog: &Catalog) -> Value {
-    let all_scopes = |c: &super::CapabilitySpec| c.required_scopes().iter().all(|s| Scope::ALL.contains(s));
+    let all_scopes = |c: &crate::catalog::CapabilitySpec| c.required_scopes().iter().all(|s| Scope::ALL.contains(s));
     catalog.capabilities_page(all_scopes, None, None).unwrap_or(Value::Null)
 }
 
