@@ -153,7 +153,7 @@ impl CompanionTools {
             };
             let params = serde_json::to_value(wait).unwrap_or(Value::Null);
             match self.engine.requests_wait(&self.identity, params).await? {
-                WaitResult::Changed(s) => snapshot = s,
+                WaitResult::Changed(s) => snapshot = *s,
                 WaitResult::Unchanged(_) => {}
             }
         }

@@ -260,7 +260,7 @@ impl Engine {
                 let st = self.inner.lock();
                 let rec = owned(&st, client, &p.request_id)?;
                 if rec.state().is_terminal() || rec.snapshot.revision > after {
-                    return Ok(WaitResult::Changed(rec.snapshot.clone()));
+                    return Ok(WaitResult::Changed(Box::new(rec.snapshot.clone())));
                 }
             }
             match tokio::time::timeout_at(deadline, changes.changed()).await {

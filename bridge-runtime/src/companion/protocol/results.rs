@@ -227,7 +227,7 @@ impl JsonSchema for CapabilityDescriptor {
 #[serde(untagged)]
 pub enum WaitResult {
     /// The request changed (its `revision` exceeds `afterRevision`) or is terminal.
-    Changed(RequestSnapshot),
+    Changed(Box<RequestSnapshot>),
     /// `waitMs` passed without a change.
     Unchanged(Unchanged),
 }
