@@ -45,7 +45,7 @@ use crate::catalog::{Catalog, Scope};
 use crate::companion::openrpc;
 use crate::gui::{APP_PREFIX, ToolEntry};
 use crate::mcp::to_mcp_tool;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -155,7 +155,7 @@ impl fmt::Display for Drift {
 ///
 /// Errors: only if YAML serialization fails (`io::ErrorKind::Other`).
 pub fn render_all(catalog: &Catalog) -> io::Result<Vec<(&'static str, String)>> {
-    let doc = sorted(serde_json::to_value(catalog.document()).map_err(io::Error::other)?);
+    let doc = crate::model::json::sorted_keys(serde_json::to_value(catalog.document()).map_err(io::Error::other)?);
     Ok(vec![
         (CATALOG_JSON, canonical_json(&doc)),
         #[cfg(feature = "yaml")]
@@ -325,23 +325,8 @@ pub fn capabilities(catalog: &Catalog) -> Value {
 }
 
 /// `value` as exported: keys sorted at every level, pretty-printed, trailing newline.
-pub fn canonical_json(value: &Value) -> String {
-    let text = serde_json::to_string_pretty(&sorted(value.clone())).unwrap_or_default();
-    with_trailing_newline(text)
-}
-
-/// `value` with every object's keys in sorted order, whatever map type serde_json was built with
-/// (`preserve_order` keeps insertion order, which would make the output depend on features).
-fn sorted(value: Value) -> Value {
-    match value {
-        Value::Object(m) => {
-            let mut entries: Vec<(String, Value)> = m.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect::<Map<_, _>>())
-        }
-        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
-        other => other,
-    }
+fn canonical_json(value: &Value) -> String {
+    with_trailing_newline(crate::model::json::canonical_json(value, true))
 }
 
 fn with_trailing_newline(mut text: String) -> String {

@@ -319,8 +319,10 @@ async fn exit_4_when_the_runtime_is_not_there() {
     assert!(r.stderr.contains("CONNECTION_FAILED"));
 }
 
-// CP-6-12, CP-6-13, CP-6-14 / OQ-CP-11: NOT_FOUND and `failed` → 5; `cancelled`/`expired` → 6
-// (a successful cancel itself → 0); a wait that ends while the request runs → 7, with state.
+// CP-6-12, CP-6-13, CP-6-14, CP-6-16 / OQ-CP-11: NOT_FOUND and `failed` → 5; `cancelled`/`expired`
+// → 6 (a successful cancel itself → 0); a wait that ends while the request runs → 7, with state.
+// Exits that come from a request's state print one error value with a stable code, a message and
+// `retryable`, and the snapshot under `request`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exit_5_6_7_follow_the_request() {
     let mut h = start().await;
@@ -336,8 +338,10 @@ async fn exit_5_6_7_follow_the_request() {
     let id = create_id(&cli, &f).await;
     h.expect_show(&id).await;
     let r = cli.run(&["requests", "wait", &id, "--wait-ms", "300", "--json"]).await;
-    assert_eq!(r.code, 7, "{}", r.stdout);
-    assert_eq!(r.json()["state"], "awaiting_user");
+    assert_eq!((r.code, r.error_code().as_str()), (7, "REQUEST_PENDING"), "{}", r.stdout);
+    assert_eq!(r.json()["error"]["retryable"], true);
+    assert!(!r.json()["error"]["message"].as_str().unwrap().is_empty());
+    assert_eq!(r.json()["request"]["state"], "awaiting_user");
     // With --after-revision: the first change is enough.
     let r = cli.run(&["requests", "wait", &id, "--after-revision", "1", "--json"]).await;
     assert_eq!(r.code, 0);
@@ -348,17 +352,21 @@ async fn exit_5_6_7_follow_the_request() {
     assert_eq!(r.code, 0);
     assert_eq!(r.json()["state"], "cancelled");
     let r = cli.run(&["requests", "get", &id, "--json"]).await;
-    assert_eq!(r.code, 6);
-    assert_eq!(r.json()["terminalReason"], "client_cancelled");
+    assert_eq!((r.code, r.error_code().as_str()), (6, "REQUEST_CANCELLED"));
+    assert_eq!(r.json()["error"]["retryable"], false);
+    assert_eq!(r.json()["request"]["terminalReason"], "client_cancelled");
     let r = cli.run(&["requests", "wait", &id, "--json"]).await;
-    assert_eq!((r.code, r.json()["state"].clone()), (6, json!("cancelled")));
+    assert_eq!((r.code, r.json()["request"]["state"].clone()), (6, json!("cancelled")));
+    assert_eq!(r.error_code(), "REQUEST_CANCELLED");
 
     // failed → 5.
     let id = create_id(&cli, &f).await;
     h.expect_show(&id).await;
     h.engine.presentation_failed(&id).unwrap();
     let r = cli.run(&["requests", "get", &id, "--json"]).await;
-    assert_eq!((r.code, r.json()["state"].clone()), (5, json!("failed")));
+    assert_eq!((r.code, r.json()["request"]["state"].clone()), (5, json!("failed")));
+    assert_eq!(r.error_code(), "REQUEST_FAILED");
+    assert_eq!(r.json()["error"]["retryable"], false);
 
     // expired → 6: the deadline passes while the user has not answered.
     let short = cli.write_file(
@@ -367,8 +375,8 @@ async fn exit_5_6_7_follow_the_request() {
     );
     let id = create_id(&cli, &short).await;
     let r = cli.run(&["requests", "wait", &id, "--wait-ms", "20000", "--json"]).await;
-    assert_eq!(r.code, 6, "{}", r.stdout);
-    assert_eq!(r.json()["state"], "expired");
+    assert_eq!((r.code, r.error_code().as_str()), (6, "REQUEST_EXPIRED"), "{}", r.stdout);
+    assert_eq!(r.json()["request"]["state"], "expired");
 
     // RUNTIME_UNAVAILABLE → 5 (retryable).
     h.engine.set_visible(false);

@@ -32,10 +32,12 @@
 use super::engine::Engine;
 use super::error::{CompanionError, ErrorCode};
 use super::model::ClientIdentity;
+use super::protocol::Method;
+use super::protocol::results::Pairing;
 use super::store::StoreError;
 use crate::catalog::{FieldProblem, Scope};
 use rusqlite::{Connection, params};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
 use std::os::unix::fs::PermissionsExt;
@@ -50,10 +52,10 @@ use tokio_util::sync::CancellationToken;
 pub const MAX_NAME_CHARS: usize = 64;
 
 /// The method that authenticates a connection with a paired client's key.
-pub const AUTHENTICATE_METHOD: &str = "session.authenticate";
+pub const AUTHENTICATE_METHOD: &str = Method::SessionAuthenticate.as_str();
 
 /// The method that asks the user to pair a new client.
-pub const PAIRING_METHOD: &str = "pairing.request";
+pub const PAIRING_METHOD: &str = Method::PairingRequest.as_str();
 /// Longest `clientId` accepted by `session.authenticate`, in bytes.
 pub const MAX_CLIENT_ID_BYTES: usize = 64;
 /// Longest `key` accepted by `session.authenticate`, in bytes (issued keys have 67).
@@ -396,7 +398,7 @@ impl Auth {
     /// Errors: `INVALID_PARAMS` (shape, name, unknown scope), `RATE_LIMITED` (another pairing is
     /// waiting for the user), `FORBIDDEN` (denied, not answered in time, or nothing granted),
     /// `INTERNAL_ERROR` (random source or store failure; nothing is paired).
-    pub async fn pair(&self, params: Value, peer_pid: Option<i32>) -> Result<Value, CompanionError> {
+    pub async fn pair(&self, params: Value, peer_pid: Option<i32>) -> Result<Pairing, CompanionError> {
         let (name, scopes) = parse_pairing(&params)?;
         let Ok(_turn) = self.inner.pairing.try_acquire() else {
             return Err(CompanionError::new(
@@ -438,12 +440,12 @@ impl Auth {
             tracing::error!(error = %e, "companion: could not store a new pairing; nothing was paired");
             CompanionError::new(ErrorCode::InternalError, "The pairing could not be recorded")
         })?;
-        let result = json!({
-            "clientId": client.client_id,
-            "key": key,
-            "scopes": client.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-            "label": client.label,
-        });
+        let result = Pairing {
+            client_id: client.client_id.clone(),
+            key,
+            scopes: client.scopes.iter().copied().collect(),
+            label: client.label.clone(),
+        };
         tracing::info!(client_id = %client.client_id, "companion: client paired");
         lock(&self.inner.state).clients.insert(client_id, (client, key_digest));
         Ok(result)
@@ -472,7 +474,7 @@ impl Auth {
 
 fn parse_pairing(params: &Value) -> Result<(String, BTreeSet<Scope>), CompanionError> {
     let Some(obj) = params.as_object() else {
-        return Err(invalid("pairing.request takes {\"name\", \"scopes\"}", "", "expected an object"));
+        return Err(invalid(&format!("{PAIRING_METHOD} takes {{\"name\", \"scopes\"}}"), "", "expected an object"));
     };
     if let Some(k) = obj.keys().find(|k| *k != "name" && *k != "scopes") {
         let k: String = k.chars().take(32).filter(|c| !c.is_control()).collect();
@@ -487,10 +489,10 @@ fn parse_pairing(params: &Value) -> Result<(String, BTreeSet<Scope>), CompanionE
                 "1..64 characters, no control characters",
             ));
         }
-        _ => return Err(invalid("pairing.request needs a name", "/name", "required string")),
+        _ => return Err(invalid(&format!("{PAIRING_METHOD} needs a name"), "/name", "required string")),
     };
     let Some(Value::Array(list)) = obj.get("scopes") else {
-        return Err(invalid("pairing.request needs scopes", "/scopes", "required array of scopes"));
+        return Err(invalid(&format!("{PAIRING_METHOD} needs scopes"), "/scopes", "required array of scopes"));
     };
     if list.is_empty() || list.len() > 16 {
         return Err(invalid("Ask for at least one scope", "/scopes", "1..16 items"));

@@ -26,13 +26,17 @@
 //! }
 //! ```
 //!
-//! - Methods: every name of [`METHODS`] (CP-2-1) plus `rpc.discover`; params are content
-//!   descriptors made from [`params::params_schema`], the schemas the engine validates with;
-//!   by name, and a params object with unknown keys is rejected (`INVALID_PARAMS`).
-//! - Result schemas come from the serialized types where they exist
-//!   ([`RequestSnapshot`], [`CapabilitySpec::descriptor_schema`], [`CharacterSpec`],
-//!   [`StyleSpec`]); the wrappers of the discovery results are written here and checked against
-//!   the real engine's answers by `tests/openrpc.rs`.
+//! - Methods: every [`Method`] of the protocol table, in its order (CP-2-1, then the socket
+//!   transport's `rpc.discover`, `session.authenticate` and `pairing.request`); summary and
+//!   description are the variant's documentation. Params are content descriptors made from
+//!   [`Method::params_schema`], the schemas the engine validates with; by name, and a params
+//!   object with unknown keys is rejected (`INVALID_PARAMS`).
+//! - Result schemas are derived from the result types ([`Method::result_schema`], through the
+//!   schema pipeline); the results of the engine's methods and of `rpc.discover` are named
+//!   components (`RequestSnapshot`, `CapabilityPage`, …), and the shared types inside them
+//!   (`Scope`, `Character`, `Style`, `CapabilityDescriptor`, `FieldProblem`, `ErrorCode`,
+//!   `RequestSnapshot`) are referenced rather than repeated. `tests/openrpc.rs` checks them
+//!   against the real engine's answers.
 //! - Errors: every [`ErrorCode`] as an OpenRPC error object under `components/errors`, keyed by
 //!   its wire string, with its JSON-RPC integer (OQ-CP-12) and `data` = `{"code", "retryable"}`
 //!   (the `data` every such error carries, [`CompanionError::data`]); methods reference the
@@ -42,9 +46,8 @@
 //!   `$ref`s are rebased so they resolve inside this document. `requests.create`'s `params` and
 //!   the snapshot's `result` reference them (`anyOf`).
 //!
-//! - The socket transport's own methods (`pairing.request`,
-//!   `session.authenticate`) follow `rpc.discover`; their shapes are those of [`super::auth`].
-//!   Further methods can be appended with [`document_with`] and a [`MethodDoc`] each.
+//! - Further methods can be appended with [`document_with`] and a [`MethodDoc`] each. Without
+//!   the Unix socket transport (not Unix), the connection methods are left out.
 //! - Result schemas are open (no `additionalProperties: false`): within a major version results
 //!   only gain keys (CP-7-4), and the transport adds some to `runtime.describe`.
 //!
@@ -52,22 +55,26 @@
 
 use super::error::ErrorCode;
 use super::model::RequestSnapshot;
-use super::params::{self, METHODS, PROTOCOL_VERSION};
+use super::protocol::Method;
+use super::protocol::params::PROTOCOL_VERSION;
+use super::protocol::results::{Character, Style};
 use crate::catalog::schema::{Contract, Definitions, input_schema_for, normalize, output_schema_for};
-use crate::catalog::{CapabilitySpec, Catalog, CharacterSpec, FieldProblem, Scope, StyleSpec};
+use crate::catalog::{CapabilitySpec, Catalog, FieldProblem, Scope};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 /// The OpenRPC specification version the document follows.
 pub const OPENRPC_VERSION: &str = "1.3.2";
 
 /// The OpenRPC service-discovery method: returns [`document`].
-pub const DISCOVER_METHOD: &str = "rpc.discover";
+pub const DISCOVER_METHOD: &str = Method::Discover.as_str();
 
 /// `info.title` of the document.
 pub const TITLE: &str = "bridge desktop companion API";
 
-/// One extra method for [`document_with`]: what the JSON-RPC server answers beyond CP-2-1
-/// (e.g. the auth layer's `pairing.request` / `session.authenticate`).
+/// One extra method for [`document_with`]: what the JSON-RPC server answers beyond the protocol
+/// table ([`Method`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MethodDoc {
     /// Method name, byte for byte as on the wire.
@@ -89,6 +96,22 @@ pub struct MethodDoc {
     pub errors: Vec<ErrorCode>,
 }
 
+/// `error.data` of every companion error (OQ-CP-12, CP-6-16): the stable string `code`,
+/// `retryable` (the same call may succeed later), and code-specific details (see each code's
+/// description).
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // only its schema is used: the values are built by `CompanionError::data`
+struct ErrorData {
+    code: ErrorCode,
+    /// Whether the same call may succeed later.
+    retryable: bool,
+    /// INVALID_PARAMS: what is wrong, per JSON pointer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<FieldProblem>")]
+    problems: Option<Vec<FieldProblem>>,
+}
+
 /// The OpenRPC document for the whole companion API, generated from `catalog` (CP-2-13, CP-8-2).
 /// Deterministic for a given catalog and build. Never fails: a registry entry that cannot be
 /// described (it cannot happen with registered specs) is left out rather than panicking.
@@ -96,16 +119,23 @@ pub fn document(catalog: &Catalog) -> Value {
     document_with(catalog, &[])
 }
 
-/// [`document`] plus `extra` methods, listed after the transport's methods in the given order.
-/// An extra method whose name is already described is ignored (CP-7-7: extensions never
-/// redefine core methods).
+/// [`document`] plus `extra` methods, listed after the table's methods in the given order. An
+/// extra method whose name is already described is ignored (CP-7-7: extensions never redefine
+/// core methods).
 pub fn document_with(catalog: &Catalog, extra: &[MethodDoc]) -> Value {
     // Every schema goes through the schema pipeline; definitions of recursive types are hoisted
-    // into `components/schemas` next to the named ones.
+    // into `components/schemas` next to the named ones. The shared types are defined first, and
+    // wherever a derived schema repeats one of them it becomes a reference.
     let mut schemas = Definitions::new("#/components/schemas/");
-    for (name, schema) in fixed_schemas() {
-        schemas.define(name, normalize(schema, Contract::Output));
+    let mut shared: Vec<(String, Value)> = Vec::new();
+    for (name, schema) in shared_schemas() {
+        let body = normalize(schema, Contract::Output);
+        schemas.define(name, body.clone());
+        shared.push((name.to_owned(), body));
     }
+    let error_data = componentize(output_schema_for::<ErrorData>(), &shared, &schemas);
+    schemas.define("ErrorData", error_data);
+
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
     for cap in catalog.capabilities() {
@@ -113,6 +143,26 @@ pub fn document_with(catalog: &Catalog, extra: &[MethodDoc]) -> Value {
         inputs.push(schemas.define(&ik, Value::Object(cap.input_schema().clone())));
         outputs.push(schemas.define(&ok, Value::Object(cap.output_schema().clone())));
     }
+
+    let mut methods = Vec::new();
+    let mut names = Vec::new();
+    for m in Method::ALL {
+        if !described_here(m) {
+            continue;
+        }
+        methods.push(table_method(m, &inputs, &shared, &mut schemas));
+        names.push(m.as_str().to_owned());
+    }
+    for m in extra {
+        if names.contains(&m.name) {
+            continue;
+        }
+        names.push(m.name.clone());
+        let params = schemas.embed(normalize(m.params_schema.clone(), Contract::Input));
+        let result = schemas.embed(normalize(m.result_schema.clone(), Contract::Output));
+        methods.push(method_object(&m.name, &m.summary, &m.description, &params, &m.result_name, result, &m.errors));
+    }
+
     if !outputs.is_empty()
         && let Some(result) = schemas.get_mut("RequestSnapshot").and_then(|s| s.pointer_mut("/properties/result"))
     {
@@ -125,47 +175,68 @@ pub fn document_with(catalog: &Catalog, extra: &[MethodDoc]) -> Value {
         });
     }
 
-    let mut methods = Vec::new();
-    let mut names = Vec::new();
-    for name in METHODS.iter().copied().chain([DISCOVER_METHOD]) {
-        if let Some(m) = core_method(name, &inputs, &mut schemas) {
-            methods.push(m);
-            names.push(name.to_owned());
-        }
-    }
-    for m in transport_methods().iter().chain(extra) {
-        if names.contains(&m.name) {
-            continue;
-        }
-        names.push(m.name.clone());
-        let params = schemas.embed(normalize(m.params_schema.clone(), Contract::Input));
-        let result = schemas.embed(normalize(m.result_schema.clone(), Contract::Output));
-        methods.push(method_object(&m.name, &m.summary, &m.description, &params, &m.result_name, result, &m.errors));
-    }
-
     let errors: Map<String, Value> = ErrorCode::ALL.iter().map(|c| (c.as_str().to_owned(), error_object(*c))).collect();
+    let open: Vec<String> =
+        Method::ALL.iter().filter(|m| !m.needs_session() && described_here(**m)).map(|m| format!("`{m}`")).collect();
 
     json!({
         "openrpc": OPENRPC_VERSION,
         "info": {
             "title": TITLE,
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "The desktop companion protocol (CP) over JSON-RPC 2.0: discovery of the runtime, \
-                            characters, capabilities and styles, and the request lifecycle (create, get, wait, \
-                            cancel, update). A JSON-RPC response does not mean the sprite operation has finished: \
-                            the request snapshot's `state` says that (CP-8-1). Capabilities are per-character and \
-                            per-authorisation: `capabilities.list` is the authority at run time; the capability \
-                            schemas in this document are those registered when it was generated (CP-8-2).",
+            "description": format!(
+                "The desktop companion protocol (CP) over JSON-RPC 2.0: discovery of the runtime, characters, \
+                 capabilities and styles, and the request lifecycle (create, get, wait, cancel, update). A JSON-RPC \
+                 response does not mean the sprite operation has finished: the request snapshot's `state` says that \
+                 (CP-8-1). Capabilities are per-character and per-authorisation: `{}` is the authority at run \
+                 time; the capability schemas in this document are those registered when it was generated (CP-8-2).",
+                Method::CapabilitiesList
+            ),
             "x-protocolVersion": PROTOCOL_VERSION,
-            "x-authentication": "Over the socket, every method except `runtime.describe`, `pairing.request` and \
-                                 `session.authenticate` needs a connection authenticated with \
-                                 `session.authenticate` (else UNAUTHENTICATED); scopes come from the pairing \
-                                 (CP-5-6).",
+            "x-authentication": format!(
+                "Over the socket, every method except {} needs a connection authenticated with `{}` (else \
+                 UNAUTHENTICATED); scopes come from the pairing (CP-5-6).",
+                english_list(&open),
+                Method::SessionAuthenticate
+            ),
             "x-catalogRevision": catalog.catalog_revision(),
         },
         "methods": methods,
         "components": {"schemas": schemas.into_map(), "errors": errors},
     })
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn english_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// Whether this build's document describes `m`: the connection methods exist only with the Unix
+/// socket transport.
+fn described_here(m: Method) -> bool {
+    cfg!(unix) || !connection_method(m)
+}
+
+/// The socket's connection-level methods: their results are described inline.
+fn connection_method(m: Method) -> bool {
+    match m {
+        Method::PairingRequest | Method::SessionAuthenticate => true,
+        Method::RuntimeDescribe
+        | Method::CharactersList
+        | Method::CapabilitiesList
+        | Method::CapabilitiesDescribe
+        | Method::StylesList
+        | Method::RequestsCreate
+        | Method::RequestsGet
+        | Method::RequestsWait
+        | Method::RequestsCancel
+        | Method::RequestsUpdate
+        | Method::Discover => false,
+    }
 }
 
 /// `components/schemas` key of capability `id`'s `inputSchema`: `<id>.input`, made `$ref`-safe
@@ -186,386 +257,77 @@ pub fn ref_safe(id: &str) -> String {
     id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') { c } else { '_' }).collect()
 }
 
-fn schema_pointer(key: &str) -> String {
-    format!("#/components/schemas/{key}")
-}
-
-fn schema_ref(key: &str) -> Value {
-    json!({"$ref": schema_pointer(key)})
-}
-
-/// Without the Unix socket transport there are no transport methods to describe.
-#[cfg(not(unix))]
-fn transport_methods() -> Vec<MethodDoc> {
-    Vec::new()
-}
-
-/// The components every document has, keyed by name.
-fn fixed_schemas() -> Vec<(&'static str, Value)> {
+/// The shared types every document names, keyed by their component name.
+fn shared_schemas() -> Vec<(&'static str, Value)> {
     vec![
         ("RequestSnapshot", output_schema_for::<RequestSnapshot>()),
         ("CapabilityDescriptor", CapabilitySpec::descriptor_schema()),
-        ("Character", output_schema_for::<CharacterSpec>()),
-        ("Style", output_schema_for::<StyleSpec>()),
+        ("Character", output_schema_for::<Character>()),
+        ("Style", output_schema_for::<Style>()),
         ("ErrorCode", input_schema_for::<ErrorCode>()),
         ("FieldProblem", input_schema_for::<FieldProblem>()),
         ("Scope", input_schema_for::<Scope>()),
-        (
-            "ErrorData",
-            json!({
-                "type": "object",
-                "description": "`error.data` of every companion error (OQ-CP-12, CP-6-16): the stable string \
-                                `code`, `retryable` (the same call may succeed later), and code-specific \
-                                details (see each code's description).",
-                "properties": {
-                    "code": schema_ref("ErrorCode"),
-                    "retryable": {"type": "boolean"},
-                    "problems": {"type": "array", "items": schema_ref("FieldProblem"),
-                                 "description": "INVALID_PARAMS: what is wrong, per JSON pointer."},
-                },
-                "required": ["code", "retryable"],
-            }),
-        ),
-        (
-            "RuntimeDescription",
-            json!({
-                "type": "object",
-                "description": "`runtime.describe` result (CP-2-2, CP-7-1): implementation, protocol version(s), \
-                                runtime instance, catalog revision, limits, the caller's authorisation, result \
-                                retention and the user's availability settings. Over the socket it is open to \
-                                unauthenticated clients, so the protocol version can always be negotiated \
-                                (CP-7-2), and carries the transport's limits and `authentication`.",
-                "properties": {
-                    "implementation": {
-                        "type": "object",
-                        "properties": {"name": {"type": "string"}, "version": {"type": "string"}},
-                        "required": ["name", "version"],
-                    },
-                    "protocolVersion": {"type": "string", "description": "The protocol version spoken (CP-7-1)."},
-                    "supportedProtocolVersions": {"type": "array", "items": {"type": "string"}},
-                    "runtimeInstanceId": {"type": "string",
-                                          "description": "Changes when the app restarts (CP-4-21)."},
-                    "catalogRevision": {"type": "integer", "minimum": 0},
-                    "limits": {
-                        "type": "object",
-                        "description": "Capacity, rate, wait and transport limits; times in ms, sizes in bytes \
-                                        (CP-4-8, CP-5-13, OQ-CP-7, OQ-CP-8).",
-                        "properties": {
-                            "maxActivePerClient": {"type": "integer", "minimum": 0},
-                            "maxActiveTotal": {"type": "integer", "minimum": 0},
-                            "maxRecords": {"type": "integer", "minimum": 0},
-                            "maxCreatesPerMinute": {"type": "integer", "minimum": 0},
-                            "defaultWaitMs": {"type": "integer", "minimum": 0},
-                            "maxWaitMs": {"type": "integer", "minimum": 0},
-                            "maxTimeoutMs": {"type": "integer", "minimum": 0},
-                            "maxMessageBytes": {"type": "integer", "minimum": 0},
-                            "maxUnauthenticatedMessageBytes": {"type": "integer", "minimum": 0},
-                            "authTimeoutMs": {"type": "integer", "minimum": 0},
-                            "maxBatchLength": {"type": "integer", "minimum": 0},
-                            "maxConnections": {"type": "integer", "minimum": 0},
-                            "maxInFlightPerConnection": {"type": "integer", "minimum": 0},
-                            "pairingTimeoutMs": {"type": "integer", "minimum": 0},
-                        },
-                        "required": ["maxActivePerClient", "maxActiveTotal", "maxRecords", "maxCreatesPerMinute",
-                                     "defaultWaitMs", "maxWaitMs", "maxTimeoutMs"],
-                    },
-                    "authorization": {
-                        "type": "object",
-                        "description": "Who the runtime thinks the caller is (`clientId` `null` before \
-                                        authentication).",
-                        "properties": {
-                            "authenticated": {"type": "boolean"},
-                            "clientId": {"type": ["string", "null"]},
-                            "scopes": {"type": "array", "items": schema_ref("Scope")},
-                            "internal": {"type": "boolean"},
-                        },
-                        "required": ["clientId", "scopes", "internal"],
-                    },
-                    "authentication": {
-                        "type": "object",
-                        "description": "The methods that authenticate a connection and pair a new client.",
-                        "properties": {
-                            "authenticateMethod": {"type": "string"},
-                            "pairingMethod": {"type": "string"},
-                        },
-                    },
-                    "resultRetentionMs": {"type": "integer", "minimum": 0,
-                                          "description": "How long results stay readable, ms (CP-4-16)."},
-                    "availability": {
-                        "type": "object",
-                        "description": "The user's settings (CP-4-15).",
-                        "properties": {
-                            "visible": {"type": "boolean"},
-                            "externalPaused": {"type": "boolean"},
-                            "reducedMotion": {"type": "boolean"},
-                        },
-                        "required": ["visible", "externalPaused", "reducedMotion"],
-                    },
-                },
-                "required": ["implementation", "protocolVersion", "supportedProtocolVersions", "runtimeInstanceId",
-                             "catalogRevision", "limits", "authorization", "resultRetentionMs", "availability"],
-            }),
-        ),
-        (
-            "CharacterList",
-            json!({
-                "type": "object",
-                "description": "`characters.list` result (CP-2-3): the current character and every character with \
-                                the registered capabilities it supports.",
-                "properties": {
-                    "current": {"type": ["string", "null"], "description": "The user's current character."},
-                    "characters": {"type": "array", "items": schema_ref("Character")},
-                },
-                "required": ["current", "characters"],
-            }),
-        ),
-        (
-            "CapabilityPage",
-            json!({
-                "type": "object",
-                "description": "`capabilities.list` result (CP-2-4): the descriptors the caller's scopes allow.",
-                "properties": {
-                    "catalogRevision": {"type": "integer", "minimum": 0},
-                    "capabilities": {"type": "array", "items": schema_ref("CapabilityDescriptor")},
-                    "nextCursor": {"type": ["string", "null"],
-                                   "description": "Pass as `cursor` for the next page; `null` on the last."},
-                },
-                "required": ["catalogRevision", "capabilities", "nextCursor"],
-            }),
-        ),
-        (
-            "StyleList",
-            json!({
-                "type": "object",
-                "description": "`styles.list` result (CP-2-6).",
-                "properties": {"styles": {"type": "array", "items": schema_ref("Style")}},
-                "required": ["styles"],
-            }),
-        ),
-        (
-            "OpenrpcDocument",
-            json!({
-                "type": "object",
-                "description": "An OpenRPC document (https://spec.open-rpc.org): this one.",
-                "properties": {"openrpc": {"type": "string"}, "info": {"type": "object"},
-                               "methods": {"type": "array", "items": {"type": "object"}}},
-                "required": ["openrpc", "info", "methods"],
-            }),
-        ),
     ]
 }
 
-/// The socket transport's methods besides `rpc.discover` (`session.authenticate`, `pairing.request`), with
-/// the shapes [`super::auth`] accepts and returns. A name this module has no description for
-/// still appears, with a generic one, so nothing the server answers goes undocumented.
-#[cfg(unix)]
-fn transport_methods() -> Vec<MethodDoc> {
-    use super::auth::{MAX_CLIENT_ID_BYTES, MAX_KEY_BYTES, MAX_NAME_CHARS};
-    use ErrorCode as E;
-    let scopes = json!({"type": "array", "items": schema_ref("Scope")});
-    [super::auth::AUTHENTICATE_METHOD, super::auth::PAIRING_METHOD]
-        .iter()
-        .filter(|name| **name != DISCOVER_METHOD)
-        .map(|name| match *name {
-            "pairing.request" => MethodDoc {
-                name: (*name).to_owned(),
-                summary: "Asks the user to pair a new client; returns its id and key once.".into(),
-                description: "No authentication needed. The host asks the user, showing the self-reported `name`, \
-                              the requested scopes and the caller's process; nothing is approved from the name \
-                              alone (CP-5-2, CP-5-11). On approval the result carries the new `clientId` and `key` \
-                              (shown only this once; the runtime keeps only its digest, CP-5-3, CP-5-4), the \
-                              granted scopes (a subset of those asked for) and the label the user confirmed. \
-                              Another pairing waiting for the user: RATE_LIMITED; denied, unanswered in time or \
-                              nothing granted: FORBIDDEN."
-                    .into(),
-                params_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "minLength": 1, "maxLength": MAX_NAME_CHARS,
-                                 "description": "The client's self-reported name, no control characters."},
-                        "scopes": {"type": "array", "items": schema_ref("Scope"), "minItems": 1, "maxItems": 16,
-                                   "description": "The scopes asked for (CP-5-6)."},
-                    },
-                    "required": ["name", "scopes"],
-                    "additionalProperties": false,
-                }),
-                result_name: "pairing".into(),
-                result_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "clientId": {"type": "string", "description": "`cl_` + 32 hex digits."},
-                        "key": {"type": "string", "description": "`ck_` + 64 hex digits; store it, it is never \
-                                                                   shown again."},
-                        "scopes": scopes,
-                        "label": {"type": "string", "description": "The source label shown with every request \
-                                                                     (CP-4-7)."},
-                    },
-                    "required": ["clientId", "key", "scopes", "label"],
-                }),
-                errors: vec![E::InvalidParams, E::RateLimited, E::Forbidden, E::InternalError],
-            },
-            "session.authenticate" => MethodDoc {
-                name: (*name).to_owned(),
-                summary: "Authenticates this connection as a paired client.".into(),
-                description: "Must precede every call that needs an identity on this connection; once per \
-                              connection. An unknown client and a wrong key give the same UNAUTHENTICATED."
-                    .into(),
-                params_schema: json!({
-                    "type": "object",
-                    "properties": {
-                        "clientId": {"type": "string", "minLength": 1, "maxLength": MAX_CLIENT_ID_BYTES,
-                                     "description": "The `clientId` from pairing."},
-                        "key": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_BYTES,
-                                "description": "The `key` from pairing."},
-                    },
-                    "required": ["clientId", "key"],
-                    "additionalProperties": false,
-                }),
-                result_name: "session".into(),
-                result_schema: json!({
-                    "type": "object",
-                    "properties": {"clientId": {"type": "string"}, "label": {"type": "string"}, "scopes": scopes},
-                    "required": ["clientId", "label", "scopes"],
-                }),
-                errors: vec![E::InvalidParams, E::Unauthenticated, E::InternalError],
-            },
-            other => MethodDoc {
-                name: other.to_owned(),
-                summary: format!("`{other}` (transport method)."),
-                description: "Served by the socket transport.".into(),
-                params_schema: json!({"type": "object", "properties": {}}),
-                result_name: "result".into(),
-                result_schema: json!({}),
-                errors: vec![E::InvalidParams, E::InternalError],
-            },
-        })
-        .collect()
+/// `schema` with every subschema that repeats a shared type (equal to its body, apart from its
+/// own `description`) replaced by a reference to it (keeping a description of its own).
+fn componentize(schema: Value, shared: &[(String, Value)], schemas: &Definitions) -> Value {
+    fn without_description(v: &Value) -> Value {
+        let mut v = v.clone();
+        if let Value::Object(m) = &mut v {
+            m.remove("description");
+        }
+        v
+    }
+    fn walk(v: &mut Value, shared: &[(String, Value, Value)], schemas: &Definitions) {
+        if v.is_object() {
+            let bare = without_description(v);
+            if let Some((name, body, _)) = shared.iter().find(|(_, _, b)| *b == bare) {
+                let own = v.get("description").filter(|d| Some(*d) != body.get("description")).cloned();
+                let mut r = schemas.reference(name);
+                if let (Some(d), Value::Object(m)) = (own, &mut r) {
+                    m.insert("description".into(), d);
+                }
+                *v = r;
+                return;
+            }
+        }
+        match v {
+            Value::Object(m) => {
+                for (k, child) in m.iter_mut() {
+                    // Property names, enum values and constants are data, not schemas.
+                    if !matches!(k.as_str(), "enum" | "const" | "default" | "examples" | "required") {
+                        walk(child, shared, schemas);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|c| walk(c, shared, schemas)),
+            _ => {}
+        }
+    }
+    let shared: Vec<(String, Value, Value)> =
+        shared.iter().map(|(n, b)| (n.clone(), b.clone(), without_description(b))).collect();
+    let mut schema = schema;
+    if let Value::Object(m) = &mut schema {
+        // The root itself is never replaced: it is the schema being described.
+        for child in m.values_mut() {
+            walk(child, &shared, schemas);
+        }
+    }
+    schema
 }
 
-/// Codes every call can fail with at the authentication/validation/storage layer.
-const BASE_ERRORS: [ErrorCode; 3] = [ErrorCode::Unauthenticated, ErrorCode::InvalidParams, ErrorCode::InternalError];
-
-/// Summary, description, result (name, schema) and extra errors of a CP-2-1 method or
-/// `rpc.discover`; `None` for a name this module does not know (a new entry in `METHODS` then
-/// still gets a generic description).
-fn core_method(name: &str, capability_inputs: &[Value], schemas: &mut Definitions) -> Option<Value> {
-    use ErrorCode as E;
-    const DISCOVER: &str = "Needs the `discover` scope (CP-2-14).";
-    let (summary, description, result_name, result, errors): (&str, String, &str, Value, &[ErrorCode]) = match name {
-        "runtime.describe" => (
-            "Describes the runtime: versions, instance, limits, authorisation, retention.",
-            "Implementation and protocol versions, runtime instance id, `catalogRevision`, limits, the caller's \
-             authorisation and the result retention period (CP-2-2). With `protocolVersions`, at least one must be \
-             supported, else INVALID_PARAMS (CP-7-2). Over the socket it needs neither authentication nor a scope, \
-             so a client can always negotiate the protocol version."
-                .to_owned(),
-            "runtime",
-            schema_ref("RuntimeDescription"),
-            &[E::Forbidden],
-        ),
-        "characters.list" => (
-            "Lists the characters, the current one, and the capabilities each supports.",
-            format!("Counts derive from the arrays (CP-2-3). {DISCOVER}"),
-            "characters",
-            schema_ref("CharacterList"),
-            &[E::Forbidden],
-        ),
-        "capabilities.list" => (
-            "Lists the capability descriptors the caller's authorisation allows, paginated.",
-            format!(
-                "Descriptors whose `requiredScopes` the caller holds, with `catalogRevision`; a cursor from another \
-                 revision is INVALID_PARAMS (CP-2-4). {DISCOVER}"
-            ),
-            "page",
-            schema_ref("CapabilityPage"),
-            &[E::Forbidden],
-        ),
-        "capabilities.describe" => (
-            "Returns the complete contract of one capability.",
-            format!("Unknown capability: UNSUPPORTED_CAPABILITY (CP-2-5, CP-2-28). {DISCOVER}"),
-            "capability",
-            schema_ref("CapabilityDescriptor"),
-            &[E::Forbidden, E::UnsupportedCapability],
-        ),
-        "styles.list" => (
-            "Lists the styles and the capabilities each applies to.",
-            format!("No promise that every capability supports every style (CP-2-6). {DISCOVER}"),
-            "styles",
-            schema_ref("StyleList"),
-            &[E::Forbidden],
-        ),
-        "requests.create" => (
-            "Validates and creates a request; returns its snapshot.",
-            "Validates `params` against the capability's inputSchema plus its semantic checks, checks the \
-             capability's `requiredScopes`, and accepts the request into the queue (CP-2-7, CP-3-1). Acceptance \
-             is not completion: follow the snapshot with `requests.wait` (CP-8-1). `timeoutMs` must lie within the \
-             capability's `limits` and runs from acceptance (CP-3-17). The same `idempotencyKey` with the same \
-             params returns the same request; with other params IDEMPOTENCY_CONFLICT (CP-4-1 … CP-4-3)."
-                .to_owned(),
-            "request",
-            schema_ref("RequestSnapshot"),
-            &[
-                E::Forbidden,
-                E::UnsupportedCapability,
-                E::UnsupportedStyle,
-                E::IdempotencyConflict,
-                E::RuntimeUnavailable,
-                E::RateLimited,
-                E::QueueFull,
-            ],
-        ),
-        "requests.get" => (
-            "Returns one of the caller's requests and its current result.",
-            "Another client's request is NOT_FOUND, indistinguishable from a missing one (CP-2-8, CP-6-18).".to_owned(),
-            "request",
-            schema_ref("RequestSnapshot"),
-            &[E::NotFound, E::ResultExpired],
-        ),
-        "requests.wait" => (
-            "Waits, for a bounded time, until the request changes or ends.",
-            "Returns as soon as `revision` exceeds `afterRevision` (default: the current one) or the request is \
-             terminal, else after `waitMs`; a wait timeout does not cancel the request (CP-2-9, CP-3-20)."
-                .to_owned(),
-            "request",
-            schema_ref("RequestSnapshot"),
-            &[E::NotFound, E::ResultExpired],
-        ),
-        "requests.cancel" => (
-            "Cancels one of the caller's requests.",
-            "Only the owner can cancel (CP-2-10); the state becomes `cancelled` at once (CP-3-24). A terminal \
-             request is returned unchanged."
-                .to_owned(),
-            "request",
-            schema_ref("RequestSnapshot"),
-            &[E::NotFound, E::ResultExpired],
-        ),
-        "requests.update" => (
-            "Updates a non-terminal request's updatable fields, or completes a progress request.",
-            "Only the capability's `updatableFields` may change; `expectedRevision` must be current, else \
-             REVISION_CONFLICT (CP-2-11, CP-3-25). `complete: true` ends a `caller_completes` request."
-                .to_owned(),
-            "request",
-            schema_ref("RequestSnapshot"),
-            &[E::NotFound, E::ResultExpired, E::RevisionConflict, E::UnsupportedCapability],
-        ),
-        DISCOVER_METHOD => (
-            "Returns this OpenRPC document.",
-            format!(
-                "OpenRPC service discovery (CP-8-2): generated from the same registry the runtime serves (CP-2-13). \
-                 {DISCOVER}"
-            ),
-            "openrpcDocument",
-            schema_ref("OpenrpcDocument"),
-            &[E::Forbidden],
-        ),
-        _ => return None,
-    };
-    let mut params_schema = if name == DISCOVER_METHOD {
-        json!({"type": "object", "properties": {}, "additionalProperties": false})
-    } else {
-        schemas.embed(params::params_schema(name)?)
-    };
-    if name == "requests.create"
+/// The OpenRPC method object of a table method.
+fn table_method(
+    m: Method,
+    capability_inputs: &[Value],
+    shared: &[(String, Value)],
+    schemas: &mut Definitions,
+) -> Value {
+    let params = componentize(m.params_schema(), shared, schemas);
+    let mut params_schema = schemas.embed(params);
+    if m == Method::RequestsCreate
         && !capability_inputs.is_empty()
         && let Some(p) = params_schema.pointer_mut("/properties/params")
         && let Value::Object(p) = p
@@ -578,18 +340,28 @@ fn core_method(name: &str, capability_inputs: &[Value], schemas: &mut Definition
                 .into(),
         );
     }
-    let mut all_errors: Vec<ErrorCode> = BASE_ERRORS.to_vec();
-    all_errors.extend_from_slice(errors);
-    let mut m = method_object(name, summary, &description, &params_schema, result_name, result, &all_errors);
-    if name != "runtime.describe"
-        && !name.starts_with("requests.")
-        && let Value::Object(obj) = &mut m
+    let result = if connection_method(m) {
+        let body = componentize(m.result_schema(), shared, schemas);
+        schemas.embed(body)
+    } else {
+        let name = m.result_type_name();
+        if shared.iter().any(|(n, _)| *n == name) {
+            schemas.reference(&name)
+        } else {
+            let body = componentize(m.result_schema(), shared, schemas);
+            schemas.define(&name, body)
+        }
+    };
+    let mut obj =
+        method_object(m.as_str(), &m.summary(), &m.description(), &params_schema, m.result_name(), result, m.errors());
+    if m.needs_session()
+        && let Some(scope) = m.scope()
+        && let Value::Object(o) = &mut obj
     {
-        obj.insert("x-requiredScopes".into(), json!([Scope::Discover.as_str()]));
+        o.insert("x-requiredScopes".into(), json!([scope.as_str()]));
     }
-    Some(m)
+    obj
 }
-
 /// One OpenRPC method object, params by name.
 fn method_object(
     name: &str,

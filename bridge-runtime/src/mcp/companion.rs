@@ -7,8 +7,9 @@
 
 use crate::catalog::schema::{Definitions, output_schema_for};
 use crate::catalog::{CapabilitySpec, Catalog};
-use crate::companion::RequestSnapshot;
-use crate::companion::{ClientIdentity, CompanionError, Engine};
+use crate::companion::protocol::params::WaitParams;
+use crate::companion::protocol::results::WaitResult;
+use crate::companion::{ClientIdentity, CompanionError, Engine, ErrorCode, RequestSnapshot, RequestState};
 use crate::gui::Bridge;
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
@@ -107,18 +108,19 @@ impl CompanionTools {
         let (_, cap) = self.visible().into_iter().find(|(n, _)| n == name)?;
         Some(match self.run(cap.id(), arguments).await {
             Ok(snapshot) => {
-                let done = snapshot["state"] == "completed";
-                let line = match snapshot["state"].as_str() {
-                    Some("completed") => format!("{} completed", cap.id()),
-                    Some(state) => format!("{} ended {state} ({})", cap.id(), snapshot["terminalReason"]),
-                    None => format!("{} did not finish in time; it keeps running", cap.id()),
+                let (line, done) = match snapshot.state {
+                    RequestState::Completed => (format!("{} completed", cap.id()), true),
+                    RequestState::Cancelled | RequestState::Expired | RequestState::Failed => {
+                        let reason = serde_json::to_value(snapshot.terminal_reason).unwrap_or(Value::Null);
+                        (format!("{} ended {} ({reason})", cap.id(), snapshot.state.as_str()), false)
+                    }
+                    RequestState::Queued | RequestState::Running | RequestState::AwaitingUser => {
+                        (format!("{} did not finish in time; it keeps running", cap.id()), false)
+                    }
                 };
-                result(snapshot, line, !done)
+                result(serde_json::to_value(&snapshot).unwrap_or(Value::Null), line, !done)
             }
-            Err(e) => {
-                let body = json!({"code": e.code.as_str(), "message": e.message, "retryable": e.retryable()});
-                result(body, e.message.clone(), true)
-            }
+            Err(e) => error_result(e.code, e.message),
         })
     }
 
@@ -127,43 +129,42 @@ impl CompanionTools {
     pub async fn call_or_unsupported(&self, name: &str, arguments: Map<String, Value>) -> CallToolResult {
         match self.call(name, arguments).await {
             Some(result) => result,
-            None => {
-                let message = format!("No companion capability behind the tool '{name}'; see tools/list");
-                let body = json!({"code": "UNSUPPORTED_CAPABILITY", "message": message, "retryable": false});
-                result(body, message, true)
-            }
+            None => error_result(
+                ErrorCode::UnsupportedCapability,
+                format!("No companion capability behind the tool '{name}'; see tools/list"),
+            ),
         }
     }
 
-    async fn run(&self, capability: &str, mut args: Map<String, Value>) -> Result<Value, CompanionError> {
+    async fn run(&self, capability: &str, mut args: Map<String, Value>) -> Result<RequestSnapshot, CompanionError> {
         args.insert("capability".into(), Value::from(capability));
         args.entry("params").or_insert_with(|| json!({}));
-        let created = self.engine.requests_create(&self.identity, Value::Object(args)).await?;
-        let id = created["requestId"].clone();
-        let mut snapshot = created;
+        let mut snapshot = self.engine.requests_create(&self.identity, Value::Object(args)).await?;
         let max_wait = self.engine.config().max_wait_ms;
         // The request's own deadline bounds the loop: past it the engine expires the request.
         for _ in 0..10_000 {
-            if is_terminal(&snapshot) {
+            if snapshot.state.is_terminal() {
                 return Ok(snapshot);
             }
-            let waited = self
-                .engine
-                .requests_wait(
-                    &self.identity,
-                    json!({"requestId": id, "afterRevision": snapshot["revision"], "waitMs": max_wait}),
-                )
-                .await?;
-            if waited.get("unchanged") != Some(&Value::Bool(true)) {
-                snapshot = waited;
+            let wait = WaitParams {
+                request_id: snapshot.request_id.clone(),
+                after_revision: Some(snapshot.revision),
+                wait_ms: Some(max_wait),
+            };
+            let params = serde_json::to_value(wait).unwrap_or(Value::Null);
+            match self.engine.requests_wait(&self.identity, params).await? {
+                WaitResult::Changed(s) => snapshot = *s,
+                WaitResult::Unchanged(_) => {}
             }
         }
         Ok(snapshot)
     }
 }
 
-fn is_terminal(snapshot: &Value) -> bool {
-    matches!(snapshot["state"].as_str(), Some("completed" | "cancelled" | "expired" | "failed"))
+/// An `isError` result carrying a CP error: `{code, message, retryable}`.
+fn error_result(code: ErrorCode, message: String) -> CallToolResult {
+    let body = json!({"code": code.as_str(), "message": message, "retryable": code.retryable()});
+    result(body, message, true)
 }
 
 fn result(body: Value, line: String, is_error: bool) -> CallToolResult {

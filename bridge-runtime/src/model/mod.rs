@@ -7,6 +7,7 @@
 mod action_error;
 mod block;
 mod error;
+pub(crate) mod json;
 mod secret;
 
 pub use action_error::ActionError;

@@ -21,15 +21,21 @@
 //!   `clientId` is refused before anything is sent). `--credential-profile NAME`, else the only
 //!   profile; several and none named → exit 3. `runtime describe` works without any profile.
 //! - **Machine mode (`--json`, CP-6-3 … CP-6-5).** stdout carries exactly one JSON value (UTF-8,
-//!   never NaN/Infinity): the result, or `{"error": {"code", "message", "retryable", ...}}`.
-//!   Diagnostics go to stderr; no colour, no progress text.
+//!   never NaN/Infinity): the result on success (exit 0); on every non-zero exit
+//!   `{"error": {"code", "message", "retryable", ...details}}`, plus `"request": {snapshot}`
+//!   when the exit comes from a request's state (CP-6-16). Diagnostics go to stderr; no colour,
+//!   no progress text.
 //! - **Plain mode.** A short plain-text rendering; content is never interpreted (control
-//!   characters are escaped, HTML is just text, CP-6-6). Errors go to stderr.
-//! - **Exit codes**: see [`Exit`]. Request commands map the request's state: `failed` → 5,
-//!   `cancelled`/`expired` → 6, others 0 (`requests cancel` ending `cancelled` → 0). `requests
-//!   wait` waits for the end (or, with `--after-revision`, for the next change), looping over
-//!   `requests.wait` (CP-3-22) for at most `--wait-ms` in total (default 30000); still running
-//!   then → 7. Its output always includes `state` (CP-6-15).
+//!   characters are escaped, HTML is just text, CP-6-6). Errors go to stderr (a request's
+//!   snapshot still goes to stdout).
+//! - **Codes and exit codes**: see [`Exit`], [`FailureCode`] and [`CliCode`]. Results are
+//!   decoded into the protocol's types ([`crate::companion::protocol`]). Request commands map
+//!   the request's state: `failed` → 5 (`REQUEST_FAILED`), `cancelled` → 6
+//!   (`REQUEST_CANCELLED`), `expired` → 6 (`REQUEST_EXPIRED`), others 0 (`requests cancel`
+//!   ending `cancelled` → 0). `requests wait` waits for the end (or, with `--after-revision`,
+//!   for the next change), looping over `requests.wait` (CP-3-22) for at most `--wait-ms` in
+//!   total (default 30000); still running then → 7 (`REQUEST_PENDING`). The snapshot always
+//!   includes `state` (CP-6-15).
 
 mod args;
 mod client;
@@ -37,13 +43,23 @@ mod output;
 pub mod profile;
 
 pub use args::{CapabilitiesCommand, Cli, Command, ListCommand, PairArgs, RequestsCommand, RuntimeCommand};
-pub use output::{Exit, Failure, Render, plain};
+pub use output::{CliCode, Exit, Failure, FailureCode, Render, plain};
 
+use crate::catalog::Scope;
+use crate::companion::error::ErrorCode;
+use crate::companion::model::RequestState;
+use crate::companion::protocol::params::{
+    CapabilitiesDescribeParams, CapabilitiesListParams, NoParams, PairingParams, RequestRef, RuntimeDescribeParams,
+    SessionParams, WaitParams,
+};
+use crate::companion::protocol::results::{CapabilityPage, WaitResult};
+use crate::companion::protocol::{CompanionMethod, method};
 use crate::companion::server::default_socket_path;
 use clap::Parser;
 use client::{CallError, Client};
 use profile::Profile;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -84,7 +100,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>, stdout: &mut dyn Write, std
                 let message: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
                 let message = message.join(" ").trim_start_matches("error: ").to_owned();
                 let _ = writeln!(stderr, "{}", e.render());
-                emit_json(stdout, &Failure::new("USAGE_ERROR", message, false).to_json());
+                emit_json(stdout, &Failure::new(CliCode::UsageError, message).to_json());
             } else {
                 let _ = write!(stderr, "{}", e.render());
             }
@@ -92,18 +108,21 @@ pub fn run(args: impl IntoIterator<Item = OsString>, stdout: &mut dyn Write, std
         }
     };
     match execute(&cli) {
-        Ok((value, exit, kind)) => {
+        Ok((value, kind)) => {
             if cli.json {
                 emit_json(stdout, &value);
             } else {
                 let _ = writeln!(stdout, "{}", output::render(kind, &value));
             }
-            exit.code()
+            Exit::Ok.code()
         }
         Err(failure) => {
             if cli.json {
                 emit_json(stdout, &failure.to_json());
             } else {
+                if let Some(request) = &failure.request {
+                    let _ = writeln!(stdout, "{}", output::render(Render::Request, request));
+                }
                 let _ = writeln!(stderr, "{}", failure.to_text());
             }
             failure.exit().code()
@@ -118,10 +137,16 @@ fn emit_json(stdout: &mut dyn Write, value: &Value) {
     let _ = stdout.flush();
 }
 
-type Outcome = Result<(Value, Exit, Render), Failure>;
+/// What a successful command prints; every non-zero exit is a [`Failure`].
+type Outcome = Result<(Value, Render), Failure>;
 
 fn usage(message: impl Into<String>) -> Failure {
-    Failure::new("USAGE_ERROR", message, false)
+    Failure::new(CliCode::UsageError, message)
+}
+
+/// `value` as JSON params (the params types always encode).
+fn params_of<P: Serialize>(value: &P) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 fn execute(cli: &Cli) -> Outcome {
@@ -129,18 +154,20 @@ fn execute(cli: &Cli) -> Outcome {
         Command::Pair(args) => pair(cli, args),
         Command::Runtime(RuntimeCommand::Describe { protocol_versions }) => {
             let mut session = Session::open(cli, false)?;
-            let params =
-                if protocol_versions.is_empty() { json!({}) } else { json!({"protocolVersions": protocol_versions}) };
-            let v = session.call("runtime.describe", params, CALL_TIMEOUT)?;
-            Ok((v, Exit::Ok, Render::Runtime))
+            let params = RuntimeDescribeParams {
+                protocol_versions: (!protocol_versions.is_empty()).then(|| protocol_versions.clone()),
+            };
+            let reply = session.call::<method::RuntimeDescribe>(params_of(&params), CALL_TIMEOUT)?;
+            Ok((reply.raw, Render::Runtime))
         }
         Command::Characters(ListCommand::List) => {
-            let v = Session::open(cli, true)?.call("characters.list", json!({}), CALL_TIMEOUT)?;
-            Ok((v, Exit::Ok, Render::Characters))
+            let reply =
+                Session::open(cli, true)?.call::<method::CharactersList>(params_of(&NoParams {}), CALL_TIMEOUT)?;
+            Ok((reply.raw, Render::Characters))
         }
         Command::Styles(ListCommand::List) => {
-            let v = Session::open(cli, true)?.call("styles.list", json!({}), CALL_TIMEOUT)?;
-            Ok((v, Exit::Ok, Render::Styles))
+            let reply = Session::open(cli, true)?.call::<method::StylesList>(params_of(&NoParams {}), CALL_TIMEOUT)?;
+            Ok((reply.raw, Render::Styles))
         }
         Command::Capabilities(CapabilitiesCommand::List) => {
             let mut session = Session::open(cli, true)?;
@@ -148,48 +175,62 @@ fn execute(cli: &Cli) -> Outcome {
             let mut cursor: Option<String> = None;
             // Bounded: a well-behaved runtime ends with `nextCursor: null` long before this.
             for _ in 0..1000 {
-                let params = match &cursor {
-                    None => json!({}),
-                    Some(c) => json!({"cursor": c}),
-                };
-                let page = session.call("capabilities.list", params, CALL_TIMEOUT)?;
-                all.extend(page["capabilities"].as_array().cloned().unwrap_or_default());
-                match page["nextCursor"].as_str() {
-                    Some(next) => cursor = Some(next.to_owned()),
+                let params = CapabilitiesListParams { cursor: cursor.take(), limit: None };
+                let page = session.call::<method::CapabilitiesList>(params_of(&params), CALL_TIMEOUT)?.value;
+                all.extend(page.capabilities);
+                match page.next_cursor {
+                    Some(next) => cursor = Some(next),
                     None => {
-                        let v = json!({"catalogRevision": page["catalogRevision"], "capabilities": all, "nextCursor": null});
-                        return Ok((v, Exit::Ok, Render::Capabilities));
+                        let whole = CapabilityPage {
+                            catalog_revision: page.catalog_revision,
+                            capabilities: all,
+                            next_cursor: None,
+                        };
+                        return Ok((params_of(&whole), Render::Capabilities));
                     }
                 }
             }
-            Err(Failure::new("INTERNAL_ERROR", "the runtime kept paginating", true))
+            Err(Failure::new(ErrorCode::InternalError, "the runtime kept paginating"))
         }
         Command::Capabilities(CapabilitiesCommand::Describe { id }) => {
-            let v = Session::open(cli, true)?.call("capabilities.describe", json!({"capability": id}), CALL_TIMEOUT)?;
-            Ok((v, Exit::Ok, Render::Descriptor))
+            let params = CapabilitiesDescribeParams { capability: id.clone() };
+            let reply =
+                Session::open(cli, true)?.call::<method::CapabilitiesDescribe>(params_of(&params), CALL_TIMEOUT)?;
+            Ok((reply.raw, Render::Descriptor))
         }
         Command::Requests(cmd) => requests(cli, cmd),
     }
 }
 
+/// A request command's outcome from the request's `state`: a failure for `failed`,
+/// `cancelled`, `expired` (unless `cancelled` is what was asked for), else the snapshot.
+fn request_outcome(state: RequestState, raw: Value, cancelling: bool) -> Outcome {
+    if cancelling && state == RequestState::Cancelled {
+        return Ok((raw, Render::Request));
+    }
+    match Failure::for_state(state, &raw) {
+        Some(failure) => Err(failure),
+        None => Ok((raw, Render::Request)),
+    }
+}
+
 fn requests(cli: &Cli, cmd: &RequestsCommand) -> Outcome {
-    let state_exit = |v: &Value| Exit::for_state(v["state"].as_str().unwrap_or(""));
     match cmd {
         RequestsCommand::Create { file } => {
+            // Sent as written: idempotency compares the params as sent (OQ-CP-16).
             let params = read_params_file(file)?;
-            let v = Session::open(cli, true)?.call("requests.create", params, CALL_TIMEOUT)?;
-            let exit = state_exit(&v);
-            Ok((v, exit, Render::Request))
+            let reply = Session::open(cli, true)?.call::<method::RequestsCreate>(params, CALL_TIMEOUT)?;
+            request_outcome(reply.value.state, reply.raw, false)
         }
         RequestsCommand::Get { id } => {
-            let v = Session::open(cli, true)?.call("requests.get", json!({"requestId": id}), CALL_TIMEOUT)?;
-            let exit = state_exit(&v);
-            Ok((v, exit, Render::Request))
+            let params = RequestRef { request_id: id.clone() };
+            let reply = Session::open(cli, true)?.call::<method::RequestsGet>(params_of(&params), CALL_TIMEOUT)?;
+            request_outcome(reply.value.state, reply.raw, false)
         }
         RequestsCommand::Cancel { id } => {
-            let v = Session::open(cli, true)?.call("requests.cancel", json!({"requestId": id}), CALL_TIMEOUT)?;
-            let exit = if v["state"] == "cancelled" { Exit::Ok } else { state_exit(&v) };
-            Ok((v, exit, Render::Request))
+            let params = RequestRef { request_id: id.clone() };
+            let reply = Session::open(cli, true)?.call::<method::RequestsCancel>(params_of(&params), CALL_TIMEOUT)?;
+            request_outcome(reply.value.state, reply.raw, true)
         }
         RequestsCommand::Update { id, file } => {
             let mut params = read_params_file(file)?;
@@ -201,9 +242,8 @@ fn requests(cli: &Cli, cmd: &RequestsCommand) -> Outcome {
                 Some(v) if v == id.as_str() => {}
                 Some(_) => return Err(usage("the update file names another requestId")),
             }
-            let v = Session::open(cli, true)?.call("requests.update", params, CALL_TIMEOUT)?;
-            let exit = state_exit(&v);
-            Ok((v, exit, Render::Request))
+            let reply = Session::open(cli, true)?.call::<method::RequestsUpdate>(params, CALL_TIMEOUT)?;
+            request_outcome(reply.value.state, reply.raw, false)
         }
         RequestsCommand::Wait { id, wait_ms, after_revision } => {
             let mut session = Session::open(cli, true)?;
@@ -213,41 +253,37 @@ fn requests(cli: &Cli, cmd: &RequestsCommand) -> Outcome {
 }
 
 /// `requests wait`: loops over `requests.wait` until the request is terminal (or changed, with
-/// `after_revision`), within `budget_ms` in total.
+/// `after_revision`), within `budget_ms` in total; still running then → `REQUEST_PENDING`.
 fn wait(session: &mut Session, id: &str, budget_ms: u64, after_revision: Option<u64>) -> Outcome {
     let start = Instant::now();
     let next_change_only = after_revision.is_some();
     let mut after = after_revision;
-    let mut last: Option<Value> = None;
+    let mut last: Option<(u64, Value)> = None;
     loop {
         let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
         let remaining = budget_ms.saturating_sub(elapsed);
-        let mut params = json!({"requestId": id, "waitMs": remaining});
-        if let Some(rev) = after {
-            params["afterRevision"] = rev.into();
+        let params = WaitParams { request_id: id.to_owned(), after_revision: after, wait_ms: Some(remaining) };
+        let timeout = Duration::from_millis(remaining) + CALL_TIMEOUT;
+        let reply = session.call::<method::RequestsWait>(params_of(&params), timeout)?;
+        let snapshot = match reply.value {
+            WaitResult::Unchanged(unchanged) => {
+                // Still running when the wait ended: the newest full snapshot if there is one.
+                let out = match last {
+                    Some((revision, snapshot)) if revision == unchanged.revision => snapshot,
+                    _ => reply.raw,
+                };
+                return Err(Failure::pending(unchanged.state, out));
+            }
+            WaitResult::Changed(snapshot) => snapshot,
+        };
+        if snapshot.state.is_terminal() || next_change_only {
+            return request_outcome(snapshot.state, reply.raw, false);
         }
-        let v = session.call("requests.wait", params, Duration::from_millis(remaining) + CALL_TIMEOUT)?;
-        let state = v["state"].as_str().unwrap_or("").to_owned();
-        let terminal = matches!(state.as_str(), "completed" | "cancelled" | "expired" | "failed");
-        if v["unchanged"] == Value::Bool(true) {
-            // Still running when the wait ended: the newest full snapshot if there is one.
-            let out = match last {
-                Some(snapshot) if snapshot["revision"] == v["revision"] => snapshot,
-                _ => v,
-            };
-            return Ok((out, Exit::StillRunning, Render::Request));
-        }
-        if terminal {
-            return Ok((v, Exit::for_state(&state), Render::Request));
-        }
-        if next_change_only {
-            return Ok((v, Exit::Ok, Render::Request));
-        }
-        after = v["revision"].as_u64();
+        after = Some(snapshot.revision);
         if remaining == 0 {
-            return Ok((v, Exit::StillRunning, Render::Request));
+            return Err(Failure::pending(snapshot.state, reply.raw));
         }
-        last = Some(v);
+        last = Some((snapshot.revision, reply.raw));
     }
 }
 
@@ -262,15 +298,14 @@ fn read_params_file(path: &Path) -> Result<Value, Failure> {
     };
     read.map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
     let value: Value = serde_json::from_str(&text)
-        .map_err(|e| Failure::new("INVALID_PARAMS", format!("{} is not valid JSON: {e}", path.display()), false))?;
+        .map_err(|e| Failure::new(ErrorCode::InvalidParams, format!("{} is not valid JSON: {e}", path.display())))?;
     let Some(obj) = value.as_object() else {
-        return Err(Failure::new("INVALID_PARAMS", format!("{} must hold a JSON object", path.display()), false));
+        return Err(Failure::new(ErrorCode::InvalidParams, format!("{} must hold a JSON object", path.display())));
     };
     if obj.contains_key("key") || obj.contains_key("clientId") {
         return Err(Failure::new(
-            "INVALID_PARAMS",
+            ErrorCode::InvalidParams,
             "the request file must not contain credentials (key, clientId); they come from the credential profile",
-            false,
         ));
     }
     Ok(value)
@@ -287,12 +322,19 @@ fn socket_for(cli: &Cli, profile: Option<&Profile>) -> PathBuf {
 fn profile_failure(e: profile::ProfileError) -> Failure {
     match e {
         profile::ProfileError::InvalidName(_) => usage(e.to_string()),
-        e => Failure::new("PROFILE_ERROR", e.to_string(), false),
+        e => Failure::new(CliCode::ProfileError, e.to_string()),
     }
 }
 
 fn transport(message: String) -> Failure {
-    Failure::new("CONNECTION_FAILED", message, true)
+    Failure::new(CliCode::ConnectionFailed, message)
+}
+
+/// A decoded result and the JSON it came from (printed as received: a newer runtime may add
+/// keys, CP-7-4).
+struct Reply<T> {
+    value: T,
+    raw: Value,
 }
 
 /// A connection, authenticated with the chosen profile when there is one.
@@ -312,17 +354,27 @@ impl Session {
         let client = Client::connect(&socket).map_err(transport)?;
         let mut session = Session { client };
         if let Some((_, p)) = chosen {
-            session.call("session.authenticate", json!({"clientId": p.client_id, "key": p.key}), CALL_TIMEOUT)?;
+            let params = SessionParams { client_id: p.client_id, key: p.key };
+            session.call::<method::SessionAuthenticate>(params_of(&params), CALL_TIMEOUT)?;
         }
         Ok(session)
     }
 
-    fn call(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Value, Failure> {
-        self.client.call(method, params, timeout).map_err(|e| match e {
+    /// Calls method `M` and decodes its result into `M::Result`.
+    fn call<M: CompanionMethod>(&mut self, params: Value, timeout: Duration) -> Result<Reply<M::Result>, Failure> {
+        let raw = self.client.call(M::METHOD.as_str(), params, timeout).map_err(|e| match e {
             CallError::Transport(m) => transport(m),
             CallError::Rpc(e) => Failure::from_rpc(e),
-            CallError::Protocol(m) => Failure::new("INTERNAL_ERROR", m, true),
-        })
+            CallError::Protocol(m) => Failure::new(ErrorCode::InternalError, m),
+        })?;
+        let value = serde_json::from_value(raw.clone()).map_err(|e| {
+            Failure::new(
+                ErrorCode::InternalError,
+                format!("the runtime's {} answer does not fit the protocol: {e}", M::METHOD),
+            )
+            .retryable(false)
+        })?;
+        Ok(Reply { value, raw })
     }
 }
 
@@ -341,23 +393,32 @@ fn pair(cli: &Cli, args: &PairArgs) -> Outcome {
     let socket = std::path::absolute(&socket).unwrap_or(socket);
     let client = Client::connect(&socket).map_err(transport)?;
     let mut session = Session { client };
-    let result = session.call("pairing.request", json!({"name": args.name, "scopes": args.scopes}), PAIR_TIMEOUT)?;
-    let (Some(client_id), Some(key)) = (result["clientId"].as_str(), result["key"].as_str()) else {
-        return Err(Failure::new("INTERNAL_ERROR", "the runtime's pairing answer is incomplete", false));
+    let scopes = args.scopes.iter().map(|s| Value::from(s.as_str())).collect::<Vec<_>>();
+    // Scope names are checked by the runtime (an unknown one is INVALID_PARAMS with a pointer).
+    let params = match serde_json::from_value::<Vec<Scope>>(Value::Array(scopes.clone())) {
+        Ok(scopes) => params_of(&PairingParams { name: args.name.clone(), scopes }),
+        Err(_) => {
+            let mut p = Map::new();
+            p.insert("name".into(), args.name.clone().into());
+            p.insert("scopes".into(), Value::Array(scopes));
+            Value::Object(p)
+        }
     };
-    let profile = Profile { socket: Some(socket), client_id: client_id.to_owned(), key: key.to_owned() };
+    let pairing = session.call::<method::PairingRequest>(params, PAIR_TIMEOUT)?.value;
+    let client_id = pairing.client_id.as_str();
+    let profile = Profile { socket: Some(socket), client_id: client_id.to_owned(), key: pairing.key.clone() };
     let path = profile::write(&dir, &args.profile, &profile, args.force).map_err(|e| {
         Failure::new(
-            "INTERNAL_ERROR",
+            ErrorCode::InternalError,
             format!("paired as {client_id}, but the profile could not be written ({e}); revoke that client in the app"),
-            false,
         )
+        .retryable(false)
     })?;
     let mut out = Map::new();
     out.insert("profile".into(), args.profile.clone().into());
     out.insert("clientId".into(), client_id.into());
-    out.insert("scopes".into(), result["scopes"].clone());
-    out.insert("label".into(), result["label"].clone());
+    out.insert("scopes".into(), params_of(&pairing.scopes));
+    out.insert("label".into(), pairing.label.clone().into());
     out.insert("path".into(), path.display().to_string().into());
-    Ok((Value::Object(out), Exit::Ok, Render::Pair))
+    Ok((Value::Object(out), Render::Pair))
 }

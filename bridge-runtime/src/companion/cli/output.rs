@@ -1,28 +1,35 @@
-//! Exit codes (CP-6-8 … CP-6-14, OQ-CP-11), the error shape (CP-6-16, OQ-CP-12) and the
-//! plain-text rendering (CP-6-6).
+//! Exit codes (CP-6-8 … CP-6-14, OQ-CP-11), the error shape and the CLI's own codes (CP-6-16,
+//! CP-6-17, OQ-CP-12) and the plain-text rendering (CP-6-6).
 
+use crate::companion::error::ErrorCode;
 use crate::companion::jsonrpc::RpcError;
+use crate::companion::model::RequestState;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use std::fmt;
 
-/// The exit codes (CP-6-8 … CP-6-14, OQ-CP-11; 1 is never used).
+/// The exit codes (CP-6-8 … CP-6-14, OQ-CP-11; 1 is never used). Every non-zero exit prints a
+/// [`Failure`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Exit {
     /// 0: the requested operation succeeded (also `get` of a request still running).
     Ok = 0,
     /// 2: invalid parameters (`INVALID_PARAMS`, `UNSUPPORTED_*`, `REVISION_CONFLICT`,
-    /// `IDEMPOTENCY_CONFLICT`) or command-line usage.
+    /// `IDEMPOTENCY_CONFLICT`, `METHOD_NOT_FOUND`, `INVALID_REQUEST`) or command-line usage
+    /// (`USAGE_ERROR`).
     Params = 2,
-    /// 3: `UNAUTHENTICATED`, `FORBIDDEN`, or no usable credential profile.
+    /// 3: `UNAUTHENTICATED`, `FORBIDDEN`, or no usable credential profile (`PROFILE_ERROR`).
     Auth = 3,
-    /// 4: cannot connect (or the connection failed).
+    /// 4: cannot connect, or the connection failed (`CONNECTION_FAILED`).
     Connect = 4,
-    /// 5: the request `failed`, or `QUEUE_FULL`, `RATE_LIMITED`, `RUNTIME_UNAVAILABLE`,
-    /// `NOT_FOUND`, `RESULT_EXPIRED`, `INTERNAL_ERROR`.
+    /// 5: the request `failed` (`REQUEST_FAILED`), or `QUEUE_FULL`, `RATE_LIMITED`,
+    /// `RUNTIME_UNAVAILABLE`, `NOT_FOUND`, `RESULT_EXPIRED`, `INTERNAL_ERROR`, `PARSE_ERROR`, or a
+    /// code this CLI does not know.
     Failed = 5,
-    /// 6: the request is `cancelled` or `expired`.
+    /// 6: the request is `cancelled` (`REQUEST_CANCELLED`) or `expired` (`REQUEST_EXPIRED`).
     Cancelled = 6,
-    /// 7: the wait timed out while the request is still running.
+    /// 7: the wait ended while the request is still running (`REQUEST_PENDING`).
     StillRunning = 7,
 }
 
@@ -32,56 +39,194 @@ impl Exit {
         self as u8
     }
 
-    /// The exit code for a stable error code.
-    pub fn for_error(code: &str) -> Exit {
+    /// The exit code of a failure with `code`.
+    pub fn for_error(code: &FailureCode) -> Exit {
         match code {
-            "INVALID_PARAMS"
-            | "UNSUPPORTED_CAPABILITY"
-            | "UNSUPPORTED_STYLE"
-            | "REVISION_CONFLICT"
-            | "IDEMPOTENCY_CONFLICT"
-            | "METHOD_NOT_FOUND"
-            | "USAGE_ERROR"
-            | "INVALID_REQUEST" => Exit::Params,
-            "UNAUTHENTICATED" | "FORBIDDEN" | "PROFILE_ERROR" => Exit::Auth,
-            "CONNECTION_FAILED" => Exit::Connect,
-            _ => Exit::Failed,
-        }
-    }
-
-    /// The exit code for a request in `state`: `failed` → 5, `cancelled`/`expired` → 6, else 0.
-    pub fn for_state(state: &str) -> Exit {
-        match state {
-            "failed" => Exit::Failed,
-            "cancelled" | "expired" => Exit::Cancelled,
-            _ => Exit::Ok,
+            FailureCode::Runtime(code) => match code {
+                ErrorCode::InvalidParams
+                | ErrorCode::UnsupportedCapability
+                | ErrorCode::UnsupportedStyle
+                | ErrorCode::RevisionConflict
+                | ErrorCode::IdempotencyConflict
+                | ErrorCode::MethodNotFound => Exit::Params,
+                ErrorCode::Unauthenticated | ErrorCode::Forbidden => Exit::Auth,
+                ErrorCode::NotFound
+                | ErrorCode::ResultExpired
+                | ErrorCode::QueueFull
+                | ErrorCode::RateLimited
+                | ErrorCode::RuntimeUnavailable
+                | ErrorCode::InternalError => Exit::Failed,
+            },
+            FailureCode::Cli(code) => match code {
+                CliCode::UsageError | CliCode::InvalidRequest => Exit::Params,
+                CliCode::ProfileError => Exit::Auth,
+                CliCode::ConnectionFailed => Exit::Connect,
+                CliCode::ParseError | CliCode::RequestFailed => Exit::Failed,
+                CliCode::RequestCancelled | CliCode::RequestExpired => Exit::Cancelled,
+                CliCode::RequestPending => Exit::StillRunning,
+            },
+            FailureCode::Unknown(_) => Exit::Failed,
         }
     }
 }
 
-/// A failure as printed: `{"error": {"code", "message", "retryable", ...details}}`.
+/// The CLI's own stable codes, beside the protocol's [`ErrorCode`]s (CP-6-17 asks for "at
+/// least" those): problems found before anything reaches the runtime, JSON-RPC framing errors,
+/// and the outcomes of a request that the runtime reports as a state rather than as an error
+/// (CP-6-12 … CP-6-14). Wire strings in `SCREAMING_SNAKE_CASE`.
+///
+/// | code | exit | retryable | meaning |
+/// | --- | --- | --- | --- |
+/// | `USAGE_ERROR` | 2 | no | the command line or a request file is unusable |
+/// | `INVALID_REQUEST` | 2 | no | the runtime rejected the message as not a JSON-RPC request |
+/// | `PROFILE_ERROR` | 3 | no | no usable credential profile (none, several and none named, unsafe file) |
+/// | `CONNECTION_FAILED` | 4 | yes | the socket cannot be reached, or the connection broke |
+/// | `PARSE_ERROR` | 5 | no | the runtime could not parse the message |
+/// | `REQUEST_FAILED` | 5 | no | the request ended `failed` (`request.terminalReason` says why) |
+/// | `REQUEST_CANCELLED` | 6 | no | the request ended `cancelled` (by the user, the runtime or another command) |
+/// | `REQUEST_EXPIRED` | 6 | no | the request's deadline passed (`expired`) |
+/// | `REQUEST_PENDING` | 7 | yes | `requests wait` ended while the request is still running; wait again |
+///
+/// The four `REQUEST_*` codes come with the request's snapshot under `request` (the newest one
+/// the CLI saw; for `REQUEST_PENDING` possibly the `unchanged` marker of `requests.wait`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum CliCode {
+    /// The command line or a request file is unusable (exit 2).
+    UsageError,
+    /// The runtime rejected the message as not a JSON-RPC request (exit 2).
+    InvalidRequest,
+    /// No usable credential profile (exit 3).
+    ProfileError,
+    /// The socket cannot be reached, or the connection broke (exit 4, retryable).
+    ConnectionFailed,
+    /// The runtime could not parse the message (exit 5).
+    ParseError,
+    /// The request ended `failed` (exit 5).
+    RequestFailed,
+    /// The request ended `cancelled` (exit 6).
+    RequestCancelled,
+    /// The request ended `expired` (exit 6).
+    RequestExpired,
+    /// The wait ended while the request is still running (exit 7, retryable).
+    RequestPending,
+}
+
+impl CliCode {
+    /// The wire string, e.g. `"REQUEST_PENDING"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CliCode::UsageError => "USAGE_ERROR",
+            CliCode::InvalidRequest => "INVALID_REQUEST",
+            CliCode::ProfileError => "PROFILE_ERROR",
+            CliCode::ConnectionFailed => "CONNECTION_FAILED",
+            CliCode::ParseError => "PARSE_ERROR",
+            CliCode::RequestFailed => "REQUEST_FAILED",
+            CliCode::RequestCancelled => "REQUEST_CANCELLED",
+            CliCode::RequestExpired => "REQUEST_EXPIRED",
+            CliCode::RequestPending => "REQUEST_PENDING",
+        }
+    }
+
+    /// Whether trying the same command again later may succeed.
+    pub fn retryable(self) -> bool {
+        match self {
+            CliCode::ConnectionFailed | CliCode::RequestPending => true,
+            CliCode::UsageError
+            | CliCode::InvalidRequest
+            | CliCode::ProfileError
+            | CliCode::ParseError
+            | CliCode::RequestFailed
+            | CliCode::RequestCancelled
+            | CliCode::RequestExpired => false,
+        }
+    }
+}
+
+/// The stable code of a [`Failure`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailureCode {
+    /// A protocol error code from the runtime (CP-6-17).
+    Runtime(ErrorCode),
+    /// One of the CLI's own codes.
+    Cli(CliCode),
+    /// A code this CLI does not know (a newer runtime), kept as sent (exit 5).
+    Unknown(String),
+}
+
+impl FailureCode {
+    /// The code sent in `error.data.code`: a protocol code, a framing code or an unknown one.
+    pub fn parse(code: &str) -> FailureCode {
+        let v = Value::from(code);
+        if let Ok(c) = serde_json::from_value::<ErrorCode>(v.clone()) {
+            return FailureCode::Runtime(c);
+        }
+        if let Ok(c @ (CliCode::ParseError | CliCode::InvalidRequest)) = serde_json::from_value::<CliCode>(v) {
+            return FailureCode::Cli(c);
+        }
+        FailureCode::Unknown(code.to_owned())
+    }
+
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FailureCode::Runtime(c) => c.as_str(),
+            FailureCode::Cli(c) => c.as_str(),
+            FailureCode::Unknown(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for FailureCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<ErrorCode> for FailureCode {
+    fn from(c: ErrorCode) -> Self {
+        FailureCode::Runtime(c)
+    }
+}
+
+impl From<CliCode> for FailureCode {
+    fn from(c: CliCode) -> Self {
+        FailureCode::Cli(c)
+    }
+}
+
+/// A failure as printed (CP-6-16): `{"error": {"code", "message", "retryable", ...details}}`,
+/// plus `"request": {snapshot}` when the failure is a request's outcome (exits 5, 6, 7 from
+/// [`CliCode`]`::REQUEST_*`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
-    /// The stable code: a CP-6-17 code, or one of the CLI's own `USAGE_ERROR`,
-    /// `PROFILE_ERROR`, `CONNECTION_FAILED`.
-    pub code: String,
+    /// The stable code.
+    pub code: FailureCode,
     /// Readable message.
     pub message: String,
     /// Whether trying again later may succeed.
     pub retryable: bool,
     /// Extra keys from the server's `error.data` (e.g. `problems`, `currentRevision`).
     pub details: Map<String, Value>,
+    /// The request's snapshot, as the runtime sent it, for a request outcome.
+    pub request: Option<Value>,
 }
 
 impl Failure {
-    /// A failure with no details.
-    pub fn new(code: &str, message: impl Into<String>, retryable: bool) -> Self {
-        Self { code: code.to_owned(), message: message.into(), retryable, details: Map::new() }
+    /// A failure with no details; `retryable` as the code says.
+    pub fn new(code: impl Into<FailureCode>, message: impl Into<String>) -> Self {
+        let code = code.into();
+        let retryable = match &code {
+            FailureCode::Runtime(c) => c.retryable(),
+            FailureCode::Cli(c) => c.retryable(),
+            FailureCode::Unknown(_) => false,
+        };
+        Self { code, message: message.into(), retryable, details: Map::new(), request: None }
     }
 
     /// A server error.
     pub fn from_rpc(e: RpcError) -> Self {
-        let code = e.code_str().unwrap_or("INTERNAL_ERROR").to_owned();
+        let code = e.code_str().map_or(FailureCode::Runtime(ErrorCode::InternalError), FailureCode::parse);
         let retryable = e.retryable();
         let mut details = match e.data {
             Value::Object(m) => m,
@@ -89,7 +234,49 @@ impl Failure {
         };
         details.remove("code");
         details.remove("retryable");
-        Self { code, message: e.message, retryable, details }
+        Self { code, message: e.message, retryable, details, request: None }
+    }
+
+    /// The failure a request's `state` amounts to, with its snapshot `request` (as received):
+    /// `failed` → `REQUEST_FAILED`, `cancelled` → `REQUEST_CANCELLED`, `expired` →
+    /// `REQUEST_EXPIRED`; `None` for `completed` and the non-terminal states.
+    pub fn for_state(state: RequestState, request: &Value) -> Option<Failure> {
+        let reason = request.get("terminalReason").and_then(Value::as_str).map(plain);
+        let because = reason.map(|r| format!(" ({r})")).unwrap_or_default();
+        let failure = match state {
+            RequestState::Failed => Failure::new(CliCode::RequestFailed, format!("the request failed{because}")),
+            RequestState::Cancelled => {
+                Failure::new(CliCode::RequestCancelled, format!("the request was cancelled{because}"))
+            }
+            RequestState::Expired => {
+                Failure::new(CliCode::RequestExpired, "the request expired: its deadline passed before it ended")
+            }
+            RequestState::Queued | RequestState::Running | RequestState::AwaitingUser | RequestState::Completed => {
+                return None;
+            }
+        };
+        Some(failure.with_request(request.clone()))
+    }
+
+    /// `REQUEST_PENDING`: the wait ended while the request, last seen as `request`, still runs.
+    pub fn pending(state: RequestState, request: Value) -> Failure {
+        Failure::new(
+            CliCode::RequestPending,
+            format!("the wait ended while the request is still {}; wait again", state.as_str()),
+        )
+        .with_request(request)
+    }
+
+    /// Overrides `retryable`.
+    pub fn retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+
+    /// Attaches the request's snapshot.
+    pub fn with_request(mut self, request: Value) -> Self {
+        self.request = Some(request);
+        self
     }
 
     /// The exit code.
@@ -100,20 +287,23 @@ impl Failure {
     /// The JSON printed in `--json` mode.
     pub fn to_json(&self) -> Value {
         let mut obj = Map::new();
-        obj.insert("code".into(), self.code.clone().into());
+        obj.insert("code".into(), self.code.as_str().into());
         obj.insert("message".into(), self.message.clone().into());
         obj.insert("retryable".into(), self.retryable.into());
         for (k, v) in &self.details {
             obj.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        json!({"error": obj})
+        match &self.request {
+            Some(request) => json!({"error": obj, "request": request}),
+            None => json!({"error": obj}),
+        }
     }
 
     /// The plain-text line printed on stderr otherwise.
     pub fn to_text(&self) -> String {
         let mut s = format!(
             "error: {}: {}{}",
-            self.code,
+            plain(self.code.as_str()),
             plain(&self.message),
             if self.retryable { " (retryable)" } else { "" }
         );

@@ -1,27 +1,32 @@
-//! [`Engine`]: the one dispatcher for the ten companion methods (CP-2-1). The future socket
-//! server and host-internal triggers both call it (CP-1-5 … CP-1-7, CP-7-10): method name +
-//! params JSON + authenticated identity in, result JSON or a coded error out.
+//! [`Engine`]: the one dispatcher for the ten companion methods (CP-2-1). The socket server, the
+//! MCP tools and host-internal triggers all call it (CP-1-5 … CP-1-7, CP-7-10): a [`Method`] of
+//! the protocol table + params JSON + authenticated identity in, the method's result type (JSON
+//! on the wire) or a coded error out.
 
 mod discovery;
 mod host;
 mod requests;
 
-pub use requests::canonical_json;
-
 use super::clock::Clock;
 use super::error::{CompanionError, ErrorCode};
 use super::model::{ClientIdentity, RequestSnapshot, RequestState, TerminalReason};
-use super::params::{
+use super::presenter::Presenter;
+use super::protocol::Method;
+use super::protocol::params::{
     self, CapabilitiesDescribeParams, CapabilitiesListParams, CreateParams, NoParams, PROTOCOL_VERSION, RequestRef,
     RuntimeDescribeParams, UpdateParams, WaitParams,
 };
-use super::presenter::Presenter;
+use super::protocol::results::{
+    Authorization, Availability, CapabilityDescriptor, CapabilityPage, Character, CharacterList, Implementation,
+    Limits, RuntimeDescription, Style, StyleList, Unchanged, WaitResult,
+};
 use super::state::{Effect, Record, RuntimeSettings, State, empty_result};
 use super::store::{SqliteStore, Store, StoreError, Tombstone, TombstoneReason};
 use crate::catalog::{
     CapabilityKind, CapabilitySpec, Catalog, CharacterSpec, Completion, FallbackReason, FieldProblem, Scope,
     capability::MAX_TIMEOUT_CAP_MS,
 };
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, Weak};
 use tokio::sync::{Notify, mpsc, watch};
@@ -386,38 +391,60 @@ impl Engine {
     }
 
     /// Calls method `method` for `client` with JSON `params` (`null` = `{}`): the whole
-    /// transport-facing surface. Unknown method → `METHOD_NOT_FOUND`; a revoked client →
-    /// `UNAUTHENTICATED`; otherwise as the method's own function.
+    /// transport-facing surface. Unknown method (or one the transport serves,
+    /// [`super::protocol::Served::Transport`]) → `METHOD_NOT_FOUND`; a revoked client →
+    /// `UNAUTHENTICATED`; otherwise as [`Engine::call_method`].
     pub async fn call(&self, client: &ClientIdentity, method: &str, params: Value) -> Result<Value, CompanionError> {
-        match method {
-            "runtime.describe" => self.runtime_describe(client, params).await,
-            "characters.list" => self.characters_list(client, params).await,
-            "capabilities.list" => self.capabilities_list(client, params).await,
-            "capabilities.describe" => self.capabilities_describe(client, params).await,
-            "styles.list" => self.styles_list(client, params).await,
-            "requests.create" => self.requests_create(client, params).await,
-            "requests.get" => self.requests_get(client, params).await,
-            "requests.wait" => self.requests_wait(client, params).await,
-            "requests.cancel" => self.requests_cancel(client, params).await,
-            "requests.update" => self.requests_update(client, params).await,
-            _ => Err(CompanionError::new(ErrorCode::MethodNotFound, format!("Unknown method `{method}`"))),
+        match Method::from_name(method) {
+            Some(m) => self.call_method(client, m, params).await,
+            None => Err(CompanionError::new(ErrorCode::MethodNotFound, format!("Unknown method `{method}`"))),
         }
     }
 
-    fn authenticate(&self, client: &ClientIdentity) -> Result<(), CompanionError> {
+    /// Calls `method` of the protocol table for `client` with JSON `params`; the result is the
+    /// method's result type as JSON. A method the socket transport serves itself
+    /// (`rpc.discover`, `pairing.request`, `session.authenticate`) → `METHOD_NOT_FOUND`.
+    pub async fn call_method(
+        &self,
+        client: &ClientIdentity,
+        method: Method,
+        params: Value,
+    ) -> Result<Value, CompanionError> {
+        match method {
+            Method::RuntimeDescribe => wire(self.runtime_describe(client, params).await),
+            Method::CharactersList => wire(self.characters_list(client, params).await),
+            Method::CapabilitiesList => wire(self.capabilities_list(client, params).await),
+            Method::CapabilitiesDescribe => wire(self.capabilities_describe(client, params).await),
+            Method::StylesList => wire(self.styles_list(client, params).await),
+            Method::RequestsCreate => wire(self.requests_create(client, params).await),
+            Method::RequestsGet => wire(self.requests_get(client, params).await),
+            Method::RequestsWait => wire(self.requests_wait(client, params).await),
+            Method::RequestsCancel => wire(self.requests_cancel(client, params).await),
+            Method::RequestsUpdate => wire(self.requests_update(client, params).await),
+            Method::Discover | Method::SessionAuthenticate | Method::PairingRequest => {
+                Err(CompanionError::new(ErrorCode::MethodNotFound, format!("Unknown method `{method}`")))
+            }
+        }
+    }
+
+    /// Lets `client` call `method`: not revoked (`UNAUTHENTICATED`), and holding the method's
+    /// scope from the protocol table (`FORBIDDEN` with `requiredScopes`).
+    fn admit(&self, client: &ClientIdentity, method: Method) -> Result<(), CompanionError> {
         if self.inner.lock().revoked.contains(&client.id) {
             return Err(CompanionError::new(ErrorCode::Unauthenticated, "This client's key has been revoked"));
         }
-        Ok(())
-    }
-
-    fn require_discover(&self, client: &ClientIdentity) -> Result<(), CompanionError> {
-        self.authenticate(client)?;
-        if !client.has(Scope::Discover) {
-            return Err(forbidden(&[Scope::Discover], client));
+        match method.scope() {
+            Some(scope) if !client.has(scope) => Err(forbidden(&[scope], client)),
+            _ => Ok(()),
         }
-        Ok(())
     }
+}
+
+/// A method's typed result as its wire JSON.
+fn wire<T: Serialize>(result: Result<T, CompanionError>) -> Result<Value, CompanionError> {
+    let value = result?;
+    serde_json::to_value(value)
+        .map_err(|_| CompanionError::new(ErrorCode::InternalError, "The result could not be encoded"))
 }
 
 fn owned<'a>(st: &'a State, client: &ClientIdentity, id: &str) -> Result<&'a Record, CompanionError> {
@@ -437,11 +464,8 @@ fn owned<'a>(st: &'a State, client: &ClientIdentity, id: &str) -> Result<&'a Rec
     }
 }
 
-fn to_json(snapshot: &RequestSnapshot) -> Value {
-    serde_json::to_value(snapshot).unwrap_or(Value::Null)
-}
-
-fn forbidden(needed: &[Scope], client: &ClientIdentity) -> CompanionError {
+/// `FORBIDDEN` for a client lacking some of `needed` (`requiredScopes`, `missingScopes`).
+pub(crate) fn forbidden(needed: &[Scope], client: &ClientIdentity) -> CompanionError {
     let missing: Vec<&str> = needed.iter().filter(|s| !client.has(**s)).map(|s| s.as_str()).collect();
     CompanionError::new(ErrorCode::Forbidden, format!("Missing scope: {}", missing.join(", ")))
         .with("requiredScopes", needed.iter().map(|s| s.as_str()).collect::<Vec<_>>())

@@ -17,13 +17,17 @@ impl Engine {
     /// `UNSUPPORTED_STYLE`; `timeoutMs` outside the limits → `INVALID_PARAMS`; rate →
     /// `RATE_LIMITED`; capacity → `QUEUE_FULL` unless an own queued evictable request can be
     /// evicted (CP-4-9, CP-4-10, CP-4-19); store write fails → `INTERNAL_ERROR` (CP-4-20).
-    pub async fn requests_create(&self, client: &ClientIdentity, params: Value) -> Result<Value, CompanionError> {
-        self.authenticate(client)?;
+    pub async fn requests_create(
+        &self,
+        client: &ClientIdentity,
+        params: Value,
+    ) -> Result<RequestSnapshot, CompanionError> {
+        self.admit(client, Method::RequestsCreate)?;
         let canonical = params_digest(&params);
         let p: CreateParams = params::parse(params)?;
         let snapshot = self.create(client, p, canonical)?;
         self.inner.changed();
-        Ok(to_json(&snapshot))
+        Ok(snapshot)
     }
 
     fn create(
@@ -217,11 +221,15 @@ impl Engine {
     /// `requests.get` (CP-2-8): the caller's request snapshot. Someone else's or unknown →
     /// `NOT_FOUND` (CP-4-6, CP-6-18); own but past retention or unrecoverable → `RESULT_EXPIRED`
     /// (CP-6-19, CP-4-23). Ownership only, whatever the scopes (CP-5-7).
-    pub async fn requests_get(&self, client: &ClientIdentity, params: Value) -> Result<Value, CompanionError> {
-        self.authenticate(client)?;
+    pub async fn requests_get(
+        &self,
+        client: &ClientIdentity,
+        params: Value,
+    ) -> Result<RequestSnapshot, CompanionError> {
+        self.admit(client, Method::RequestsGet)?;
         let p: RequestRef = params::parse(params)?;
         let st = self.inner.lock();
-        owned(&st, client, &p.request_id).map(|r| to_json(&r.snapshot))
+        owned(&st, client, &p.request_id).map(|r| r.snapshot.clone())
     }
 
     /// `requests.wait` (CP-2-9, CP-3-20, OQ-CP-7): waits at most `waitMs` (default/maximum in
@@ -229,8 +237,8 @@ impl Engine {
     /// `afterRevision` (default: the current one) or the request is terminal. Returns the snapshot,
     /// or `{"unchanged": true, "requestId", "revision", "state"}` on timeout. Never cancels or
     /// creates anything (CP-3-21).
-    pub async fn requests_wait(&self, client: &ClientIdentity, params: Value) -> Result<Value, CompanionError> {
-        self.authenticate(client)?;
+    pub async fn requests_wait(&self, client: &ClientIdentity, params: Value) -> Result<WaitResult, CompanionError> {
+        self.admit(client, Method::RequestsWait)?;
         let p: WaitParams = params::parse(params)?;
         let c = &self.inner.config;
         let wait_ms = p.wait_ms.unwrap_or(c.default_wait_ms);
@@ -252,7 +260,7 @@ impl Engine {
                 let st = self.inner.lock();
                 let rec = owned(&st, client, &p.request_id)?;
                 if rec.state().is_terminal() || rec.snapshot.revision > after {
-                    return Ok(to_json(&rec.snapshot));
+                    return Ok(WaitResult::Changed(Box::new(rec.snapshot.clone())));
                 }
             }
             match tokio::time::timeout_at(deadline, changes.changed()).await {
@@ -260,11 +268,11 @@ impl Engine {
                 Ok(Err(_)) | Err(_) => {
                     let st = self.inner.lock();
                     let rec = owned(&st, client, &p.request_id)?;
-                    return Ok(json!({
-                        "unchanged": true,
-                        "requestId": rec.id(),
-                        "revision": rec.snapshot.revision,
-                        "state": rec.state(),
+                    return Ok(WaitResult::Unchanged(Unchanged {
+                        unchanged: true,
+                        request_id: rec.id().to_owned(),
+                        revision: rec.snapshot.revision,
+                        state: rec.state(),
                     }));
                 }
             }
@@ -276,15 +284,19 @@ impl Engine {
     /// it is (the first transition won, CP-3-24). A non-cancelable capability →
     /// `INVALID_PARAMS`; not found → `NOT_FOUND`/`RESULT_EXPIRED`; store failure →
     /// `INTERNAL_ERROR` with the request unchanged.
-    pub async fn requests_cancel(&self, client: &ClientIdentity, params: Value) -> Result<Value, CompanionError> {
-        self.authenticate(client)?;
+    pub async fn requests_cancel(
+        &self,
+        client: &ClientIdentity,
+        params: Value,
+    ) -> Result<RequestSnapshot, CompanionError> {
+        self.admit(client, Method::RequestsCancel)?;
         let p: RequestRef = params::parse(params)?;
         let cat = self.inner.catalog();
         let mut st = self.inner.lock();
         let now = self.inner.clock.now_ms();
         let rec = owned(&st, client, &p.request_id)?;
         if rec.state().is_terminal() {
-            return Ok(to_json(&rec.snapshot));
+            return Ok(rec.snapshot.clone());
         }
         if cat.capability(&rec.snapshot.capability).is_some_and(|c| !c.cancelable()) {
             return Err(CompanionError::invalid_params(
@@ -297,7 +309,7 @@ impl Engine {
         let id = rec.id().to_owned();
         st.commit(vec![rec]).map_err(|_| store_failed())?;
         st.schedule(&cat, now);
-        let snap = to_json(&st.records[&id].snapshot);
+        let snap = st.records[&id].snapshot.clone();
         drop(st);
         drop(cat);
         self.inner.changed();
@@ -311,8 +323,12 @@ impl Engine {
     /// for a terminal request, a field that is not updatable, a displayed interaction (CP-3-27,
     /// OQ-CP-17), invalid merged params, `complete` on another completion, or nothing to do.
     /// The deadline never moves (CP-3-18). Store failure → `INTERNAL_ERROR`, nothing changed.
-    pub async fn requests_update(&self, client: &ClientIdentity, params: Value) -> Result<Value, CompanionError> {
-        self.authenticate(client)?;
+    pub async fn requests_update(
+        &self,
+        client: &ClientIdentity,
+        params: Value,
+    ) -> Result<RequestSnapshot, CompanionError> {
+        self.admit(client, Method::RequestsUpdate)?;
         let p: UpdateParams = params::parse(params)?;
         let cat = self.inner.catalog();
         let mut st = self.inner.lock();
@@ -406,7 +422,7 @@ impl Engine {
             st.emit(Effect::Update(presentation));
         }
         st.schedule(&cat, now);
-        let snap = to_json(&st.records[&id].snapshot);
+        let snap = st.records[&id].snapshot.clone();
         drop(st);
         drop(cat);
         self.inner.changed();
@@ -422,42 +438,8 @@ fn queue_full(limit: &str, message: &str) -> CompanionError {
 /// A digest rather than the JSON itself, so that request content is not stored twice.
 fn params_digest(params: &Value) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(canonical_json(params).as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Canonical JSON (OQ-CP-16): object keys sorted at every level, no whitespace, values as sent
-/// (an omitted key differs from an explicit one, `1` differs from `1.0`).
-pub fn canonical_json(v: &Value) -> String {
-    fn write(v: &Value, out: &mut String) {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::from(k.as_str()).to_string());
-                    out.push(':');
-                    write(&m[k], out);
-                }
-                out.push('}');
-            }
-            Value::Array(a) => {
-                out.push('[');
-                for (i, x) in a.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(x, out);
-                }
-                out.push(']');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
-    let mut out = String::new();
-    write(v, &mut out);
-    out
+    sha2::Sha256::digest(crate::model::json::canonical_json(params, false).as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

@@ -1,63 +1,65 @@
-//! The ten logical methods (CP-2-1) and their parameter shapes. Each shape is a Rust type whose
-//! JSON Schema (schemars, normalized like every catalog schema) validates incoming params with
-//! the jsonschema crate before anything else happens; the same schemas are the hook for a later
-//! OpenRPC export (CP-8-2).
+//! The params types of the companion methods ([`super::Method`], CP-2-1, CP-5). Each
+//! is a Rust type whose JSON Schema (schemars, normalized like every catalog schema) validates
+//! incoming params with the jsonschema crate before anything else happens; the same schemas are
+//! the params of the OpenRPC document (CP-8-2). Optional keys are omitted when serialized.
 
-use super::error::CompanionError;
-use crate::catalog::FieldProblem;
+use super::{ENGINE_METHODS, Method};
 use crate::catalog::capability::schema_problems;
 use crate::catalog::schema::{input_schema_for, normalize_arguments};
+use crate::catalog::{FieldProblem, Scope};
+use crate::companion::error::CompanionError;
 use schemars::JsonSchema;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::sync::LazyLock;
 
 /// The protocol version this runtime speaks (CP-7-1).
 pub const PROTOCOL_VERSION: &str = "0.1";
 
-/// The ten method names, byte for byte (CP-2-1).
-pub const METHODS: [&str; 10] = [
-    "runtime.describe",
-    "characters.list",
-    "capabilities.list",
-    "capabilities.describe",
-    "styles.list",
-    "requests.create",
-    "requests.get",
-    "requests.wait",
-    "requests.cancel",
-    "requests.update",
-];
+/// The ten method names of CP-2-1, byte for byte, in the spec's order (from
+/// [`super::Method`]).
+pub const METHODS: [&str; 10] = {
+    let mut out = [""; 10];
+    let mut i = 0;
+    while i < 10 {
+        out[i] = ENGINE_METHODS[i].as_str();
+        i += 1;
+    }
+    out
+};
 
 /// `runtime.describe` params: `{"protocolVersions"?: [string]}`. When given, at least one must be
 /// supported, else `INVALID_PARAMS` (CP-7-2, OQ-CP-15).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RuntimeDescribeParams {
     /// Protocol versions the client speaks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_versions: Option<Vec<String>>,
 }
 
 /// Params of methods that take none (`characters.list`, `styles.list`): `{}`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
 /// `capabilities.list` params: `{"cursor"?: string, "limit"?: 1..=100}` (CP-2-4).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CapabilitiesListParams {
     /// `nextCursor` of the previous page.
     #[schemars(length(max = 64))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
     /// Page size (default: all).
     #[schemars(range(min = 1, max = 100))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u32>,
 }
 
 /// `capabilities.describe` params: `{"capability": id}` (CP-2-5).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CapabilitiesDescribeParams {
     /// The capability id.
@@ -69,7 +71,7 @@ pub struct CapabilitiesDescribeParams {
 /// `{"capability", "params": object, "character"?, "style"?, "timeoutMs", "idempotencyKey"?,
 /// "taskId"?, "allowFallback"?: bool}`. `timeoutMs` is required and must lie within the
 /// capability's `limits`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateParams {
     /// The capability id.
@@ -79,17 +81,21 @@ pub struct CreateParams {
     pub params: Map<String, Value>,
     /// Character id; omitted = the user's current character.
     #[schemars(length(min = 1, max = 64))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub character: Option<String>,
     /// Style id; omitted = the default look.
     #[schemars(length(min = 1, max = 64))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub style: Option<String>,
     /// Deadline from acceptance, ms (CP-3-17).
     pub timeout_ms: u64,
     /// Client-scoped idempotency key (CP-4-1).
     #[schemars(length(min = 1, max = 128))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
     /// The client's own label (CP-3-2).
     #[schemars(length(min = 1, max = 128))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
     /// Allows a declared fallback presentation (CP-2-29).
     #[serde(default)]
@@ -97,7 +103,7 @@ pub struct CreateParams {
 }
 
 /// `requests.get` / `requests.cancel` params: `{"requestId"}`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RequestRef {
     /// The request.
@@ -109,22 +115,24 @@ pub struct RequestRef {
 /// Returns as soon as the revision exceeds `afterRevision` (default: the current revision) or
 /// the request is terminal, else after `waitMs` (default and maximum in `runtime.describe`
 /// `limits`).
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WaitParams {
     /// The request.
     #[schemars(length(min = 1, max = 64))]
     pub request_id: String,
     /// The last revision the caller saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_revision: Option<u64>,
     /// How long to wait at most, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_ms: Option<u64>,
 }
 
 /// `requests.update` params (CP-2-11, CP-3-25): `{"requestId", "expectedRevision",
 /// "params"?: {field: value} (only `updatableFields`), "complete"?: bool}`. `complete: true` ends
 /// a `caller_completes` request (progress) as `completed`. At least one of the two is needed.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateParams {
     /// The request.
@@ -133,9 +141,36 @@ pub struct UpdateParams {
     /// The revision the update is based on.
     pub expected_revision: u64,
     /// New values of updatable fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub params: Option<Map<String, Value>>,
     /// Ends a `caller_completes` request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete: Option<bool>,
+}
+
+/// `pairing.request` params (CP-5-2, CP-5-11): `{"name": 1..64 characters, no control
+/// characters, "scopes": [scope, …] (1..16)}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PairingParams {
+    /// The client's self-reported name, no control characters.
+    #[schemars(length(min = 1, max = 64))]
+    pub name: String,
+    /// The scopes asked for (CP-5-6).
+    #[schemars(length(min = 1, max = 16))]
+    pub scopes: Vec<Scope>,
+}
+
+/// `session.authenticate` params: `{"clientId": 1..64 bytes, "key": 1..128 bytes}`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionParams {
+    /// The `clientId` from pairing.
+    #[schemars(length(min = 1, max = 64))]
+    pub client_id: String,
+    /// The `key` from pairing.
+    #[schemars(length(min = 1, max = 128))]
+    pub key: String,
 }
 
 /// A method params type with its normalized schema and compiled validator.
@@ -169,19 +204,10 @@ method_params!(
     UpdateParams
 );
 
-/// The params JSON Schema of `method`, or `None` for an unknown method (OpenRPC hook).
+/// The params JSON Schema of the method named `method` ([`Method::params_schema`]), or `None`
+/// for an unknown name.
 pub fn params_schema(method: &str) -> Option<Value> {
-    Some(match method {
-        "runtime.describe" => input_schema_for::<RuntimeDescribeParams>(),
-        "characters.list" | "styles.list" => input_schema_for::<NoParams>(),
-        "capabilities.list" => input_schema_for::<CapabilitiesListParams>(),
-        "capabilities.describe" => input_schema_for::<CapabilitiesDescribeParams>(),
-        "requests.create" => input_schema_for::<CreateParams>(),
-        "requests.get" | "requests.cancel" => input_schema_for::<RequestRef>(),
-        "requests.wait" => input_schema_for::<WaitParams>(),
-        "requests.update" => input_schema_for::<UpdateParams>(),
-        _ => return None,
-    })
+    Method::from_name(method).map(Method::params_schema)
 }
 
 /// Validates `params` (absent/`null` = `{}`; `null` for an optional key = absent) against `T`'s

@@ -1,0 +1,198 @@
+//! JSON-RPC 2.0 over a Unix domain socket (CP-1-4, CP-8-1): the companion methods for external
+//! clients. No TCP listener exists anywhere (CP-5-15). Two parts: the socket's security
+//! (`socket`: private directory and file modes, peer credentials) and the session protocol
+//! (`session`: framing, authentication, routing by the protocol table,
+//! [`super::protocol::Method`]).
+//!
+//! **Socket (CP-5-12).** [`bind_private`] creates the socket's parent directory with mode `0700`
+//! (refusing an existing one that is not a directory, belongs to another user, or is
+//! accessible to group or others), removes a stale socket file only if nothing listens on it
+//! (never a non-socket file), binds, and sets the socket to `0600`. Peers running as another
+//! user are disconnected at once.
+//!
+//! **Framing.** One JSON-RPC message per line (`\n`, UTF-8). Single calls and batches (answered
+//! in order, in one array; an empty batch → one `-32600`; only notifications → no answer).
+//! Notifications are executed and never answered. Malformed JSON → `-32700` with `id: null`; a
+//! non-request → `-32600`; unknown method → `-32601`. A line longer than the limit
+//! (`limits.maxMessageBytes`, 1 MiB by default; `limits.maxUnauthenticatedMessageBytes`, 8 KiB,
+//! before authentication) is answered with `-32600` and the connection is closed, after at most
+//! that many bytes were buffered. None of this affects other connections or the server. The
+//! server keeps answering after the client half-closes its write side, then closes.
+//!
+//! **Methods.** Every [`Method`] of the protocol table: `runtime.describe` (no authentication
+//! or scope needed, so the protocol version can always be negotiated; the result gains
+//! `authorization.authenticated`, the transport limits and `authentication`), `pairing.request`
+//! and `session.authenticate` (see [`super::auth`]), `rpc.discover` (the OpenRPC document;
+//! needs `discover`), and the other nine CP-2-1 methods through [`Engine::call_method`] with the
+//! connection's identity (unauthenticated → `UNAUTHENTICATED`); any other name →
+//! `METHOD_NOT_FOUND`. Coded errors travel as
+//! `error.code` integer + `error.data = {"code", "retryable", ...}` (OQ-CP-12).
+//!
+//! Calls on one connection run concurrently (up to
+//! [`ServerConfig::max_in_flight_per_connection`]), except `session.authenticate`,
+//! `pairing.request` and batches, which run in order before the next line is read. Responses to
+
+mod session;
+mod socket;
+
+pub use socket::{bind_private, default_socket_path, ensure_private_dir};
+
+use super::auth::Auth;
+use super::engine::Engine;
+use super::error::{CompanionError, ErrorCode};
+use super::jsonrpc;
+use super::protocol::Method;
+use serde_json::Value;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::net::UnixListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// Default largest message of an authenticated connection: 1 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1 << 20;
+/// Default largest message before authentication: 8 KiB (CP-5-13).
+pub const DEFAULT_MAX_UNAUTHENTICATED_MESSAGE_BYTES: usize = 8 << 10;
+
+/// The methods served besides the ten engine methods: `rpc.discover`, `session.authenticate`,
+/// `pairing.request` (from the protocol table).
+pub const EXTRA_METHODS: [&str; 3] =
+    [Method::Discover.as_str(), Method::SessionAuthenticate.as_str(), Method::PairingRequest.as_str()];
+
+/// Transport limits. Every one is published by `runtime.describe` under `limits`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Largest line of an authenticated connection, bytes (`maxMessageBytes`).
+    pub max_message_bytes: usize,
+    /// Largest line before authentication, bytes (`maxUnauthenticatedMessageBytes`, CP-5-13).
+    pub max_unauthenticated_message_bytes: usize,
+    /// An unauthenticated connection must complete each message within this time, or it is
+    /// closed (`authTimeoutMs`, CP-5-13; default 5 s). A pending `pairing.request` is bounded by
+    /// [`super::auth::AuthConfig::pairing_timeout`] instead.
+    pub auth_timeout: Duration,
+    /// Failed `session.authenticate` calls before the connection is closed (default 3).
+    pub max_auth_failures: u32,
+    /// Concurrent connections; beyond, a new one gets a `QUEUE_FULL` error and is closed
+    /// (`maxConnections`, default 128).
+    pub max_connections: usize,
+    /// Calls one connection may have running at once; further lines wait
+    /// (`maxInFlightPerConnection`, default 16).
+    pub max_in_flight_per_connection: usize,
+    /// Largest batch (`maxBatchLength`, default 64); longer → `-32600`.
+    pub max_batch_len: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_unauthenticated_message_bytes: DEFAULT_MAX_UNAUTHENTICATED_MESSAGE_BYTES,
+            auth_timeout: Duration::from_secs(5),
+            max_auth_failures: 3,
+            max_connections: 128,
+            max_in_flight_per_connection: 16,
+            max_batch_len: 64,
+        }
+    }
+}
+
+/// The socket server: an [`Engine`], an [`Auth`] and the transport limits.
+#[derive(Debug, Clone)]
+pub struct Server {
+    engine: Engine,
+    auth: Auth,
+    config: ServerConfig,
+}
+
+/// Binds `path` privately ([`bind_private`]) and serves until the future is dropped; then the
+/// socket file is removed and every connection closed. Errors: the socket cannot be set up.
+pub async fn serve_unix(engine: Engine, auth: Auth, path: impl AsRef<Path>) -> io::Result<()> {
+    Server::new(engine, auth).serve_unix(path).await
+}
+
+/// Serves on an already bound listener until the future is dropped (tests, or a listener
+/// handed over by the system).
+pub async fn serve_listener(engine: Engine, auth: Auth, listener: UnixListener) {
+    Server::new(engine, auth).serve(listener).await
+}
+
+impl Server {
+    /// A server with [`ServerConfig::default`].
+    pub fn new(engine: Engine, auth: Auth) -> Self {
+        Self { engine, auth, config: ServerConfig::default() }
+    }
+
+    /// Sets the transport limits.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Binds `path` privately ([`bind_private`]) and serves until the future is dropped; then
+    /// the socket file is removed. Errors: the socket cannot be set up.
+    pub async fn serve_unix(self, path: impl AsRef<Path>) -> io::Result<()> {
+        let path = path.as_ref();
+        let listener = bind_private(path)?;
+        let _cleanup = socket::SocketFile::new(path);
+        tracing::info!(socket = %path.display(), "companion: listening");
+        self.serve(listener).await;
+        Ok(())
+    }
+
+    /// Accepts connections on `listener` until the future is dropped, which also closes every
+    /// connection. Accept errors (e.g. out of file descriptors) are logged and retried.
+    pub async fn serve(self, listener: UnixListener) {
+        let shutdown = CancellationToken::new();
+        let _guard = shutdown.clone().drop_guard();
+        let shared = Arc::new(Shared {
+            slots: Arc::new(Semaphore::new(self.config.max_connections)),
+            engine: self.engine,
+            auth: self.auth,
+            config: self.config,
+            next_conn: AtomicU64::new(1),
+        });
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    let shared = shared.clone();
+                    let kill = shutdown.child_token();
+                    tokio::spawn(async move {
+                        let Ok(slot) = shared.slots.clone().try_acquire_owned() else {
+                            tracing::warn!("companion: connection refused, too many connections");
+                            let err = CompanionError::new(ErrorCode::QueueFull, "Too many connections")
+                                .with("limit", "maxConnections");
+                            let mut stream = stream;
+                            let line = session::line_of(&jsonrpc::failure(Value::Null, err.to_jsonrpc()));
+                            let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(&line)).await;
+                            return;
+                        };
+                        let conn_id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+                        let Ok(peer_pid) = socket::same_user_peer(&stream) else {
+                            tracing::warn!(conn_id, "companion: refused a connection from another user");
+                            return;
+                        };
+                        let (rd, wr) = stream.into_split();
+                        session::connection(shared, conn_id, rd, wr, peer_pid, kill).await;
+                        drop(slot);
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "companion: accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+}
+
+struct Shared {
+    engine: Engine,
+    auth: Auth,
+    config: ServerConfig,
+    slots: Arc<Semaphore>,
+    next_conn: AtomicU64,
+}

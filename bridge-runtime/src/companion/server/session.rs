@@ -1,0 +1,418 @@
+//! The session protocol of one connection: line framing with size and time limits,
+//! `session.authenticate` and `pairing.request` in order, every other call routed by the
+//! protocol table ([`Method`]) and run concurrently up to the per-connection limit.
+
+use super::Shared;
+use crate::catalog::{FieldProblem, Scope};
+use crate::companion::auth::Registration;
+use crate::companion::engine::forbidden;
+use crate::companion::error::{CompanionError, ErrorCode};
+use crate::companion::jsonrpc::{self, Call, Entry, Incoming, Line};
+use crate::companion::model::ClientIdentity;
+use crate::companion::openrpc;
+use crate::companion::protocol::Method;
+use crate::companion::protocol::params::{NoParams, parse};
+use crate::companion::protocol::results::{
+    Authentication, Authorization, RuntimeDescription, Session as SessionResult,
+};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// `v` as one message line.
+pub(super) fn line_of(v: &Value) -> Vec<u8> {
+    let mut out = serde_json::to_vec(v).unwrap_or_else(|_| b"null".to_vec());
+    out.push(b'\n');
+    out
+}
+
+/// Per-connection authentication state; only the connection's read loop changes it.
+struct Session {
+    conn_id: u64,
+    peer_pid: Option<i32>,
+    identity: Option<Arc<ClientIdentity>>,
+    failures: u32,
+    kill: CancellationToken,
+    _registration: Option<Registration>,
+}
+
+/// What the read loop does after a message.
+enum Next {
+    Continue,
+    Close,
+}
+
+/// Serves one connection (`rd`/`wr`: its two halves) until the peer is done, the server stops
+/// (`kill`) or the session protocol closes it.
+pub(super) async fn connection<R, W>(
+    shared: Arc<Shared>,
+    conn_id: u64,
+    rd: R,
+    mut wr: W,
+    peer_pid: Option<i32>,
+    kill: CancellationToken,
+) where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let mut reader = BufReader::with_capacity(16 << 10, rd);
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    let writer_kill = kill.clone();
+    let writer = tokio::spawn(async move {
+        while let Some(bytes) = rx.recv().await {
+            tokio::select! {
+                _ = writer_kill.cancelled() => return,
+                r = wr.write_all(&bytes) => if r.is_err() { return },
+            }
+        }
+        let _ = wr.shutdown().await;
+    });
+    let mut session =
+        Session { conn_id, peer_pid, identity: None, failures: 0, kill: kill.clone(), _registration: None };
+    let in_flight = Arc::new(Semaphore::new(shared.config.max_in_flight_per_connection.max(1)));
+    let mut tasks = JoinSet::new();
+    let mut buf = Vec::new();
+    tracing::debug!(conn_id, "companion: connection opened");
+    loop {
+        while tasks.try_join_next().is_some() {}
+        let authenticated = session.identity.is_some();
+        let limit = if authenticated {
+            shared.config.max_message_bytes
+        } else {
+            shared.config.max_unauthenticated_message_bytes
+        };
+        let read = jsonrpc::read_line(&mut reader, &mut buf, limit);
+        let line = tokio::select! {
+            _ = kill.cancelled() => break,
+            r = async {
+                if authenticated { Ok(read.await) } else { tokio::time::timeout(shared.config.auth_timeout, read).await }
+            } => r,
+        };
+        let bytes = match line {
+            Err(_) => {
+                let err = CompanionError::new(ErrorCode::Unauthenticated, "Authentication timed out")
+                    .with("authTimeoutMs", shared.config.auth_timeout.as_millis() as u64);
+                let _ = tx.send(line_of(&jsonrpc::failure(Value::Null, err.to_jsonrpc()))).await;
+                break;
+            }
+            Ok(Err(_)) | Ok(Ok(Line::Eof)) => break,
+            Ok(Ok(Line::TooLong)) => {
+                let msg = format!("Invalid Request: the message exceeds {limit} bytes");
+                let _ = tx.send(line_of(&jsonrpc::invalid_request(Value::Null, &msg))).await;
+                break;
+            }
+            Ok(Ok(Line::Message(bytes))) => bytes,
+        };
+        if jsonrpc::is_blank(&bytes) {
+            continue;
+        }
+        let next = tokio::select! {
+            _ = kill.cancelled() => break,
+            n = handle(&shared, &mut session, &bytes, &tx, &in_flight, &mut tasks) => n,
+        };
+        if let Next::Close = next {
+            break;
+        }
+    }
+    if kill.is_cancelled() {
+        tasks.abort_all();
+        writer.abort();
+        tracing::debug!(conn_id, "companion: connection closed by the server");
+        return;
+    }
+    // End of input (or a final error): finish what is running, answer it, then close.
+    tokio::select! {
+        _ = kill.cancelled() => { tasks.abort_all(); writer.abort(); return; }
+        _ = async { while tasks.join_next().await.is_some() {} } => {}
+    }
+    drop(tx);
+    let _ = writer.await;
+    tracing::debug!(conn_id, "companion: connection closed");
+}
+
+async fn handle(
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    bytes: &[u8],
+    tx: &mpsc::Sender<Vec<u8>>,
+    in_flight: &Arc<Semaphore>,
+    tasks: &mut JoinSet<()>,
+) -> Next {
+    match jsonrpc::parse(bytes, shared.config.max_batch_len) {
+        Err(response) => {
+            let _ = tx.send(line_of(&response)).await;
+            Next::Continue
+        }
+        Ok(Incoming::One(Entry::Invalid(response))) => {
+            let _ = tx.send(line_of(&response)).await;
+            Next::Continue
+        }
+        Ok(Incoming::One(Entry::Call(call))) if connection_method(&call.method).is_some() => {
+            let (response, next) = session_call(shared, session, call).await;
+            if let Some(r) = response {
+                let _ = tx.send(line_of(&r)).await;
+            }
+            next
+        }
+        Ok(Incoming::One(Entry::Call(call))) => {
+            let Ok(permit) = in_flight.clone().acquire_owned().await else { return Next::Close };
+            let shared = shared.clone();
+            let identity = session.identity.clone();
+            let tx = tx.clone();
+            tasks.spawn(async move {
+                let _permit = permit;
+                if let Some(r) = call_response(&shared, identity.as_deref(), call).await {
+                    let _ = tx.send(line_of(&r)).await;
+                }
+            });
+            Next::Continue
+        }
+        Ok(Incoming::Batch(entries)) => {
+            let mut responses = Vec::new();
+            let mut next = Next::Continue;
+            for entry in entries {
+                let response = match entry {
+                    Entry::Invalid(r) => Some(r),
+                    Entry::Call(call) if connection_method(&call.method).is_some() => {
+                        let (r, n) = session_call(shared, session, call).await;
+                        if let Next::Close = n {
+                            next = Next::Close;
+                        }
+                        r
+                    }
+                    Entry::Call(call) => call_response(shared, session.identity.as_deref(), call).await,
+                };
+                responses.extend(response);
+            }
+            if !responses.is_empty() {
+                let _ = tx.send(line_of(&Value::Array(responses))).await;
+            }
+            next
+        }
+    }
+}
+
+/// The connection methods: they change or create credentials, so they run in the read loop, in
+/// order.
+fn connection_method(method: &str) -> Option<Method> {
+    Method::from_name(method).filter(|m| matches!(m, Method::SessionAuthenticate | Method::PairingRequest))
+}
+
+fn respond(id: Option<Value>, outcome: Result<Value, CompanionError>) -> Option<Value> {
+    let id = id?;
+    Some(match outcome {
+        Ok(v) => jsonrpc::success(id, v),
+        Err(e) => jsonrpc::failure(id, e.to_jsonrpc()),
+    })
+}
+
+/// `session.authenticate` and `pairing.request`: they change or create credentials, so they
+/// run in the read loop, in order.
+async fn session_call(shared: &Arc<Shared>, session: &mut Session, call: Call) -> (Option<Value>, Next) {
+    match connection_method(&call.method) {
+        Some(Method::SessionAuthenticate) => {
+            let outcome = authenticate(shared, session, &call.params).and_then(wire);
+            let mut next = Next::Continue;
+            if outcome.is_err() {
+                session.failures += 1;
+                if session.failures >= shared.config.max_auth_failures {
+                    tracing::info!(conn_id = session.conn_id, "companion: too many failed authentications");
+                    next = Next::Close;
+                }
+            }
+            (respond(call.id, outcome), next)
+        }
+        _ => {
+            // A key sent to nobody would pair a client no one can use.
+            if call.is_notification() {
+                return (None, Next::Continue);
+            }
+            let outcome = shared.auth.pair(call.params, session.peer_pid).await.and_then(wire);
+            (respond(call.id, outcome), Next::Continue)
+        }
+    }
+}
+
+/// A result as its wire JSON.
+fn wire<T: serde::Serialize>(value: T) -> Result<Value, CompanionError> {
+    serde_json::to_value(value)
+        .map_err(|_| CompanionError::new(ErrorCode::InternalError, "The result could not be encoded"))
+}
+
+fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Result<SessionResult, CompanionError> {
+    let method = Method::SessionAuthenticate;
+    if session.identity.is_some() {
+        return Err(CompanionError::invalid_params(
+            "This connection is already authenticated; open another connection for another client",
+            vec![FieldProblem::new("", "already authenticated")],
+        ));
+    }
+    let text = |key: &str, max: usize| match params.get(key) {
+        Some(Value::String(s)) if !s.is_empty() && s.len() <= max => Ok(s.as_str()),
+        _ => Err(CompanionError::invalid_params(
+            format!("{method} takes {{\"clientId\", \"key\"}}"),
+            vec![FieldProblem::new(format!("/{key}"), format!("required string of 1..{max} bytes"))],
+        )),
+    };
+    let Some(obj) = params.as_object() else {
+        return Err(CompanionError::invalid_params(
+            format!("{method} takes {{\"clientId\", \"key\"}}"),
+            vec![FieldProblem::new("", "expected an object")],
+        ));
+    };
+    if obj.keys().any(|k| k != "clientId" && k != "key") {
+        return Err(CompanionError::invalid_params(
+            format!("{method} takes only clientId and key"),
+            vec![FieldProblem::new("", "unknown member")],
+        ));
+    }
+    let client_id = text("clientId", crate::companion::auth::MAX_CLIENT_ID_BYTES)?;
+    let key = text("key", crate::companion::auth::MAX_KEY_BYTES)?;
+    let (identity, registration) =
+        shared.auth.authenticate_connection(client_id, key, session.conn_id, session.kill.clone())?;
+    tracing::debug!(conn_id = session.conn_id, client_id = %identity.id, "companion: connection authenticated");
+    let result = SessionResult {
+        client_id: identity.id.clone(),
+        label: identity.label.clone(),
+        scopes: identity.scopes.iter().copied().collect(),
+    };
+    session.identity = Some(Arc::new(identity));
+    session._registration = Some(registration);
+    Ok(result)
+}
+
+/// Runs one ordinary call in its own task, so a panic becomes `INTERNAL_ERROR` for this call only.
+async fn call_response(shared: &Arc<Shared>, identity: Option<&ClientIdentity>, call: Call) -> Option<Value> {
+    let Call { id, method, params } = call;
+    let task = {
+        let shared = shared.clone();
+        let identity = identity.cloned();
+        AbortOnDrop(tokio::spawn(async move { dispatch(&shared, identity.as_ref(), &method, params).await }))
+    };
+    let outcome = match task.join().await {
+        Ok(outcome) => outcome,
+        Err(_) => {
+            tracing::error!("companion: a method call panicked");
+            Err(CompanionError::new(ErrorCode::InternalError, "The call failed inside the runtime"))
+        }
+    };
+    if let Err(e) = &outcome {
+        tracing::debug!(code = %e.code, "companion: call failed");
+    }
+    respond(id, outcome)
+}
+
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> AbortOnDrop<T> {
+    async fn join(mut self) -> Result<T, tokio::task::JoinError> {
+        (&mut self.0).await
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn dispatch(
+    shared: &Shared,
+    identity: Option<&ClientIdentity>,
+    method: &str,
+    params: Value,
+) -> Result<Value, CompanionError> {
+    let unauthenticated = || {
+        CompanionError::new(
+            ErrorCode::Unauthenticated,
+            format!("Authenticate first: call {}", Method::SessionAuthenticate),
+        )
+    };
+    let Some(method) = Method::from_name(method) else {
+        return Err(CompanionError::new(ErrorCode::MethodNotFound, "Method not found"));
+    };
+    match method {
+        Method::RuntimeDescribe => {
+            // Open to every client, authenticated or not and whatever its scopes, so that the
+            // protocol version can always be negotiated (CP-7-2). The engine gates it on
+            // `discover`, so it sees the caller with that scope added (or a discovery-only
+            // anonymous identity); the published authorization shows the real scopes.
+            let who = match identity {
+                Some(id) => {
+                    let mut id = id.clone();
+                    id.scopes.insert(Scope::Discover);
+                    id
+                }
+                None => ClientIdentity::external(ANONYMOUS, ANONYMOUS, [Scope::Discover]),
+            };
+            let mut result = shared.engine.runtime_describe(&who, params).await?;
+            describe_transport(&mut result, shared, identity);
+            wire(result)
+        }
+        Method::Discover => {
+            let identity = identity.ok_or_else(unauthenticated)?;
+            if let Some(scope) = method.scope()
+                && !identity.has(scope)
+            {
+                return Err(forbidden(&[scope], identity));
+            }
+            // Params: none (`null`, `{}` or `[]`).
+            let params = if params.as_array().is_some_and(|a| a.is_empty()) { Value::Null } else { params };
+            let _: NoParams = parse(params)?;
+            Ok(openrpc::document(&shared.engine.catalog()))
+        }
+        // Answered in the read loop ([`session_call`]); a call here came through a batch path
+        // that already handled it, so this is unreachable in practice.
+        Method::SessionAuthenticate | Method::PairingRequest => {
+            Err(CompanionError::new(ErrorCode::InternalError, "Connection methods run in order on the connection"))
+        }
+        Method::CharactersList
+        | Method::CapabilitiesList
+        | Method::CapabilitiesDescribe
+        | Method::StylesList
+        | Method::RequestsCreate
+        | Method::RequestsGet
+        | Method::RequestsWait
+        | Method::RequestsCancel
+        | Method::RequestsUpdate => {
+            let identity = identity.ok_or_else(unauthenticated)?;
+            shared.engine.call_method(identity, method, params).await
+        }
+    }
+}
+
+/// The engine-side id of unauthenticated `runtime.describe` calls; never a paired client id
+/// (those start with `cl_`).
+const ANONYMOUS: &str = "anonymous";
+
+/// Adds the transport's limits and the connection's authentication state to a
+/// `runtime.describe` result.
+fn describe_transport(result: &mut RuntimeDescription, shared: &Shared, identity: Option<&ClientIdentity>) {
+    let c = &shared.config;
+    let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+    let limits = &mut result.limits;
+    limits.max_message_bytes = Some(count(c.max_message_bytes));
+    limits.max_unauthenticated_message_bytes = Some(count(c.max_unauthenticated_message_bytes));
+    limits.auth_timeout_ms = Some(ms(c.auth_timeout));
+    limits.max_batch_length = Some(count(c.max_batch_len));
+    limits.max_connections = Some(count(c.max_connections));
+    limits.max_in_flight_per_connection = Some(count(c.max_in_flight_per_connection));
+    limits.pairing_timeout_ms = Some(ms(shared.auth.config().pairing_timeout));
+    result.authorization = match identity {
+        Some(id) => Authorization {
+            authenticated: Some(true),
+            client_id: Some(id.id.clone()),
+            scopes: id.scopes.iter().copied().collect(),
+            internal: id.internal,
+        },
+        None => Authorization { authenticated: Some(false), client_id: None, scopes: Vec::new(), internal: false },
+    };
+    result.authentication = Some(Authentication {
+        authenticate_method: Method::SessionAuthenticate.as_str().to_owned(),
+        pairing_method: Method::PairingRequest.as_str().to_owned(),
+    });
+}
