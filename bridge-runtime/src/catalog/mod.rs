@@ -5,14 +5,13 @@
 //! catalog export) reads from it. No adapter keeps a list of its own (CP-2).
 
 mod action;
-mod args;
+pub(crate) mod args;
 pub mod capability;
+pub(crate) mod decode;
 pub mod schema;
 
 pub use action::{ActionHints, ActionSpec};
 pub use args::BridgeArgs;
-#[doc(hidden)]
-pub use args::require_args;
 pub use capability::{
     CancelBehavior, CapabilityBuilder, CapabilityKind, CapabilityLimits, CapabilitySpec, CharacterSpec, Completion,
     Fallback, FallbackReason, FieldProblem, InteractionType, QueueMode, QueuePolicy, Scope, SpecError, StyleSpec,
