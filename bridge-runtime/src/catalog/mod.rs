@@ -35,6 +35,25 @@ pub enum BlockKind {
     Custom,
 }
 
+impl BlockKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [BlockKind; 7] = [
+        BlockKind::Text,
+        BlockKind::Fields,
+        BlockKind::Table,
+        BlockKind::List,
+        BlockKind::Notice,
+        BlockKind::Media,
+        BlockKind::Custom,
+    ];
+
+    /// The wire name, e.g. `"fields"`: the block's `type` and the `#[bridge(…)]` key that
+    /// declares it (the macros read the same list, `bridge_rules::BLOCK_KINDS`).
+    pub fn as_str(self) -> &'static str {
+        bridge_rules::BLOCK_KINDS[self as usize]
+    }
+}
+
 /// One block declared by a `#[bridge_window]` field.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -339,4 +358,17 @@ fn short_type_name<T>() -> String {
     let full = std::any::type_name::<T>();
     let base = full.split('<').next().unwrap_or(full);
     base.rsplit("::").next().unwrap_or(base).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BlockKind;
+
+    #[test]
+    fn block_kinds_are_the_macros_list() {
+        let wire: Vec<serde_json::Value> = BlockKind::ALL.iter().filter_map(|k| serde_json::to_value(k).ok()).collect();
+        let names: Vec<&str> = BlockKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names, bridge_rules::BLOCK_KINDS);
+        assert_eq!(wire, bridge_rules::BLOCK_KINDS.map(serde_json::Value::from));
+    }
 }

@@ -200,7 +200,7 @@ impl CapabilityBuilder {
         let err = |reason: String| SpecError::Inconsistent { id: id.clone(), reason };
 
         let version = self.version.ok_or_else(|| SpecError::Missing { id: id.clone(), what: "version" })?;
-        if semver::Version::parse(&version).is_err() {
+        if !bridge_rules::is_semver(&version) {
             return Err(SpecError::InvalidVersion { id, version });
         }
 
@@ -256,10 +256,7 @@ impl CapabilityBuilder {
             max_timeout_ms: self.max_timeout_ms.unwrap_or(defaults.max_timeout_ms),
             display_ms,
         };
-        if limits.min_timeout_ms == 0
-            || limits.min_timeout_ms > limits.max_timeout_ms
-            || limits.max_timeout_ms > MAX_TIMEOUT_CAP_MS
-        {
+        if bridge_rules::check_timeout_bounds(limits.min_timeout_ms, limits.max_timeout_ms).is_err() {
             return Err(err(format!(
                 "timeout bounds must satisfy 1 <= minTimeoutMs <= maxTimeoutMs <= {MAX_TIMEOUT_CAP_MS}"
             )));
@@ -351,4 +348,54 @@ fn compile_object_schema(
     let validator = schema::validator(&value).map_err(|e| bad(e.to_string()))?;
     let Value::Object(map) = value else { unreachable!() };
     Ok((map, validator))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    /// `bridge_rules::is_semver` (what the macros and `build` accept) agrees with the reference
+    /// parser, the `semver` crate.
+    fn agrees(v: &str) {
+        assert_eq!(bridge_rules::is_semver(v), semver::Version::parse(v).is_ok(), "{v:?}");
+    }
+
+    #[test]
+    fn versions_agree_with_the_semver_crate() {
+        for v in [
+            "0.1.0",
+            "1.2.3",
+            "1.0.0-alpha.1",
+            "1.0.0-0.3.7",
+            "1.0.0+build.5",
+            "1.0.0-rc-1+x",
+            "1.0.0+001",
+            "0.1",
+            "01.0.0",
+            "1.0.0-",
+            "1.0.0-01",
+            "1.0.0+",
+            "v1.0.0",
+            "1.0.0-a..b",
+            "1.0.x",
+            "",
+            " 1.0.0",
+            "1.0.0 ",
+            "18446744073709551615.0.0",
+            "18446744073709551616.0.0",
+            "1.0.0-é",
+            "1.0.0+a+b",
+            "1.0.0--",
+            "1.0.0-x-",
+        ] {
+            agrees(v);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn versions_agree_on_anything(v in "[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}([-+][0-9a-zA-Z.+-]{0,8})?|[0-9a-z.+-]{0,12}") {
+            agrees(&v);
+        }
+    }
 }

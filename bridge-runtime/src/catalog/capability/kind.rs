@@ -1,6 +1,7 @@
 //! The closed vocabularies of a capability descriptor: category, interaction type, completion,
 //! scope, cancel behaviour, queue mode and fallback situation (CP-2-15 … CP-2-18, CP-2-29,
-//! CP-4-10, CP-5-6), spelled on the wire exactly as the spec writes them.
+//! CP-4-10, CP-5-6), spelled on the wire exactly as the spec writes them. The macros accept the
+//! same spellings: both read `bridge_rules`' lists (the tests below keep the enums in step).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,12 +24,7 @@ pub enum CapabilityKind {
 impl CapabilityKind {
     /// The wire string, e.g. `"notice"`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            CapabilityKind::Animation => "animation",
-            CapabilityKind::Notice => "notice",
-            CapabilityKind::Progress => "progress",
-            CapabilityKind::Interaction => "interaction",
-        }
+        bridge_rules::CAPABILITY_KINDS[self as usize]
     }
 }
 
@@ -90,12 +86,7 @@ impl Scope {
 
     /// The wire string, e.g. `"interact"`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Discover => "discover",
-            Scope::Animate => "animate",
-            Scope::Notify => "notify",
-            Scope::Interact => "interact",
-        }
+        bridge_rules::SCOPES[self as usize]
     }
 
     /// The default scope for requests of `kind` (OQ-CP-14).
@@ -151,4 +142,44 @@ pub enum FallbackReason {
     /// The requested style does not apply to the (resolved) capability; the style's declared
     /// fallback style was used.
     StyleUnsupported,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each enum serializes, variant by variant in declaration order, to `bridge_rules`' list.
+    fn wire<T: Serialize>(variants: &[T]) -> Vec<String> {
+        variants
+            .iter()
+            .map(|v| serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn vocabularies_are_the_macros_lists() {
+        use CapabilityKind as K;
+        assert_eq!(wire(&[K::Animation, K::Notice, K::Progress, K::Interaction]), bridge_rules::CAPABILITY_KINDS);
+        use InteractionType as I;
+        assert_eq!(wire(&[I::None, I::Choice, I::Text]), bridge_rules::INTERACTIONS);
+        use Completion as C;
+        assert_eq!(
+            wire(&[C::Displayed, C::AnimationEnd, C::UserResponse, C::CallerCompletes]),
+            bridge_rules::COMPLETIONS
+        );
+        assert_eq!(wire(&Scope::ALL), bridge_rules::SCOPES);
+        assert_eq!(wire(&[CancelBehavior::Remove, CancelBehavior::FinishCycle]), bridge_rules::CANCEL_BEHAVIORS);
+        assert_eq!(wire(&[QueueMode::Queue, QueueMode::Evictable]), bridge_rules::QUEUE_MODES);
+        use FallbackReason as F;
+        assert_eq!(
+            wire(&[F::CharacterUnsupported, F::ReducedMotion, F::StyleUnsupported]),
+            bridge_rules::FALLBACK_REASONS
+        );
+        for k in [K::Animation, K::Notice, K::Progress, K::Interaction] {
+            assert_eq!(serde_json::to_value(k).ok(), Some(k.as_str().into()));
+        }
+        for s in Scope::ALL {
+            assert_eq!(serde_json::to_value(s).ok(), Some(s.as_str().into()));
+        }
+    }
 }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 /// Upper bound for any capability's `limits.maxTimeoutMs`: 24 h. Keeps every deadline shorter
 /// than the result retention period (CP-4-16), so no source can hold the display slot for
-/// longer than that (CP-4-12).
-pub const MAX_TIMEOUT_CAP_MS: u64 = 24 * 60 * 60 * 1000;
+/// longer than that (CP-4-12). The macros check the same bound.
+pub use bridge_rules::MAX_TIMEOUT_CAP_MS;
 
 /// Queueing/interruption policy, descriptor key `queuePolicy` (CP-2-15, CP-4-8 … CP-4-12).
 ///
