@@ -25,6 +25,9 @@ pub use declared::BridgeCapabilities;
 pub use ids::{MAX_CAPABILITY_ID_LEN, validate_capability_id, validate_simple_id};
 pub use kind::{CancelBehavior, CapabilityKind, Completion, FallbackReason, InteractionType, QueueMode, Scope};
 pub use policy::{CapabilityLimits, Fallback, MAX_TIMEOUT_CAP_MS, ParamsMap, QueuePolicy};
-pub use problem::{FieldProblem, SpecError, schema_problems};
+pub use problem::{FieldProblem, SpecError};
+// The companion engine checks its own method params with it.
+#[cfg(feature = "companion")]
+pub(crate) use problem::schema_problems;
 pub use spec::{CapabilitySpec, ParamsCheck, ResultCheck};
 pub use style::StyleSpec;

@@ -48,7 +48,7 @@ pub enum SpecError {
 
 /// Runs `validator` on `value`; one problem per error, paths as JSON pointers, messages with the
 /// value masked so content is never echoed (CP-4-18).
-pub fn schema_problems(validator: &jsonschema::Validator, value: &Value) -> Vec<FieldProblem> {
+pub(crate) fn schema_problems(validator: &jsonschema::Validator, value: &Value) -> Vec<FieldProblem> {
     validator
         .iter_errors(value)
         .map(|e| FieldProblem::new(e.instance_path().as_str(), e.masked().to_string()))
