@@ -7,7 +7,8 @@ use crate::attr::{
     self, ActionAttrs, BlockAttrs, CapabilityAttrs, DeriveKind, ItemFieldAttrs, Kind, ParamAttrs, StrOrPath,
 };
 use crate::ctxt::Ctxt;
-use crate::util::{self, humanize, unraw};
+use crate::util::{self, unraw};
+use bridge_rules::humanize;
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::{

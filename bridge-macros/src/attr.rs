@@ -12,7 +12,7 @@ use syn::meta::ParseNestedMeta;
 use syn::parse::Parser as _;
 use syn::{Attribute, Expr, Ident, Lit, LitBool, LitInt, LitStr, Meta, Path, Token, Type};
 
-pub(crate) const BLOCK_KINDS: &[&str] = &["text", "fields", "table", "list", "notice", "media", "custom"];
+pub(crate) const BLOCK_KINDS: &[&str] = &bridge_rules::BLOCK_KINDS;
 const BLOCK_OPTIONS: &[&str] = &["id", "label", "sensitive", "max_rows", "ordered", "severity"];
 const WINDOW_KEYS: &[&str] = &["title", "summary", "crate"];
 const ACTIONS_KEYS: &[&str] = &["companion", "crate"];
@@ -43,13 +43,13 @@ const FALLBACK_KEYS: &[&str] = &["capability", "when", "map"];
 /// Capability categories (CP-2-17), interaction types (CP-2-18), completions (CP-2-15),
 /// scopes (CP-5-6), cancel behaviours, queue modes (CP-4-10) and fallback situations (CP-2-29):
 /// the runtime's closed lists, spelled as on the wire.
-pub(crate) const CAPABILITY_KINDS: &[&str] = &["animation", "notice", "progress", "interaction"];
-pub(crate) const INTERACTIONS: &[&str] = &["none", "choice", "text"];
-pub(crate) const COMPLETIONS: &[&str] = &["displayed", "animation_end", "user_response", "caller_completes"];
-pub(crate) const SCOPES: &[&str] = &["discover", "animate", "notify", "interact"];
-pub(crate) const CANCEL_BEHAVIORS: &[&str] = &["remove", "finish_cycle"];
-pub(crate) const QUEUE_MODES: &[&str] = &["queue", "evictable"];
-pub(crate) const FALLBACK_REASONS: &[&str] = &["character_unsupported", "reduced_motion", "style_unsupported"];
+pub(crate) const CAPABILITY_KINDS: &[&str] = &bridge_rules::CAPABILITY_KINDS;
+pub(crate) const INTERACTIONS: &[&str] = &bridge_rules::INTERACTIONS;
+pub(crate) const COMPLETIONS: &[&str] = &bridge_rules::COMPLETIONS;
+pub(crate) const SCOPES: &[&str] = &bridge_rules::SCOPES;
+pub(crate) const CANCEL_BEHAVIORS: &[&str] = &bridge_rules::CANCEL_BEHAVIORS;
+pub(crate) const QUEUE_MODES: &[&str] = &bridge_rules::QUEUE_MODES;
+pub(crate) const FALLBACK_REASONS: &[&str] = &bridge_rules::FALLBACK_REASONS;
 const PARAM_KEYS: &[&str] = &["args", "description"];
 const FIELDSET_KEYS: &[&str] = &["label", "sensitive", "skip"];
 const ROW_KEYS: &[&str] = &["label", "skip"];

@@ -10,16 +10,6 @@ pub(crate) fn unraw(ident: &Ident) -> String {
     ident.unraw().to_string()
 }
 
-/// `report_rows` → `Report rows` (the runtime's `gui::humanize`, at compile time).
-pub(crate) fn humanize(name: &str) -> String {
-    let spaced = name.replace(['_', '-'], " ");
-    let mut c = spaced.trim().chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
-}
-
 /// `OrderEditor` → `Order editor`, `HTTPSettings` → `HTTP settings`.
 pub(crate) fn humanize_type(name: &str) -> String {
     let chars: Vec<char> = name.chars().collect();
@@ -228,67 +218,15 @@ pub(crate) fn mentions_action_context(ty: &Type) -> bool {
     }
 }
 
-/// Whether an action name is `[A-Za-z0-9_-]{1,48}` (GB-5.2-2; 14-char window handle + `__` +
-/// 48 = 64, MCP's tool-name limit).
-pub(crate) fn is_valid_action_name(name: &str) -> bool {
-    (1..=48).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// The runtime's capability id rule at compile time (`catalog::capability::validate_capability_id`,
-/// CP-2-27): `[a-z][a-z0-9_]*(\.[a-z0-9_]+)+`, at most 128 bytes; `vendor.` ids read
-/// `vendor.<reverse-domain>.<name>` with at least two domain labels. `Err` says what is wrong.
-pub(crate) fn check_capability_id(id: &str) -> Result<(), &'static str> {
-    let segments: Vec<&str> = id.split('.').collect();
-    let word = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    if id.len() > 128 {
-        Err("is longer than 128 bytes")
-    } else if segments.len() < 2 {
-        Err("needs at least two dot-separated segments, e.g. `notice.show`")
-    } else if !segments[0].starts_with(|c: char| c.is_ascii_lowercase()) || !segments.iter().all(|s| word(s)) {
-        Err("must match [a-z][a-z0-9_]*(\\.[a-z0-9_]+)+ (lowercase letters, digits, `_`, dot-separated)")
-    } else if segments[0] == "vendor" && segments.len() < 4 {
-        Err("is a vendor id and must read vendor.<reverse-domain>.<name> with at least two domain labels, \
-             e.g. `vendor.com.example.wave`")
-    } else {
-        Ok(())
-    }
-}
-
-/// Whether `v` is a semantic version (semver 2.0.0, as the `semver` crate the runtime uses
-/// parses it): `MAJOR.MINOR.PATCH`, no leading zeros, optional `-pre.release` and `+build`.
-pub(crate) fn is_semver(v: &str) -> bool {
-    let (rest, build) = match v.split_once('+') {
-        Some((r, b)) => (r, Some(b)),
-        None => (v, None),
-    };
-    let (core, pre) = match rest.split_once('-') {
-        Some((c, p)) => (c, Some(p)),
-        None => (rest, None),
-    };
-    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
-    let ident = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
-    let parts: Vec<&str> = core.split('.').collect();
-    parts.len() == 3
-        && parts.iter().all(|p| numeric(p) && p.parse::<u64>().is_ok())
-        && pre.is_none_or(|p| {
-            p.split('.').all(|id| ident(id) && (!id.bytes().all(|b| b.is_ascii_digit()) || numeric(id)))
-        })
-        && build.is_none_or(|b| b.split('.').all(ident))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn humanizes() {
-        assert_eq!(humanize("report_rows"), "Report rows");
         assert_eq!(humanize_type("OrderEditor"), "Order editor");
         assert_eq!(humanize_type("HTTPSettings"), "HTTP settings");
         assert_eq!(humanize_type("Window2Pane"), "Window2 pane");
-        assert!(is_valid_action_name("edit_field-2"));
-        assert!(!is_valid_action_name("edit field"));
-        assert!(!is_valid_action_name(&"a".repeat(49)));
         assert_eq!(snake_case("ChooseParams"), "choose_params");
         assert_eq!(snake_case("HTTPSettings"), "http_settings");
         assert_eq!(snake_case("Shape"), "shape");
@@ -325,29 +263,5 @@ mod tests {
         let found = reference.as_ref().and_then(reference_in).map(type_text);
         assert_eq!(found.as_deref(), Some("&'a str"));
         assert!(ty("Cow<'a, str>").as_ref().and_then(reference_in).is_none());
-    }
-
-    #[test]
-    fn capability_ids() {
-        assert!(check_capability_id("notice.show").is_ok());
-        assert!(check_capability_id("vendor.com.example.wave").is_ok());
-        assert!(check_capability_id("a1.b_2.c").is_ok());
-        assert!(check_capability_id("vendor.example.wave").is_err());
-        assert!(check_capability_id("notice").is_err());
-        assert!(check_capability_id("Notice.show").is_err());
-        assert!(check_capability_id("1notice.show").is_err());
-        assert!(check_capability_id("notice..show").is_err());
-        assert!(check_capability_id("notice.show-x").is_err());
-        assert!(check_capability_id(&format!("a.{}", "b".repeat(127))).is_err());
-    }
-
-    #[test]
-    fn semver() {
-        for ok in ["0.1.0", "1.2.3", "10.20.30", "1.0.0-alpha.1", "1.0.0-0.3.7", "1.0.0+build.5", "1.0.0-rc-1+x"] {
-            assert!(is_semver(ok), "{ok}");
-        }
-        for bad in ["0.1", "1", "01.0.0", "1.0.0-", "1.0.0-01", "1.0.0+", "v1.0.0", "1.0.0-a..b", "1.0.x", ""] {
-            assert!(!is_semver(bad), "{bad}");
-        }
     }
 }

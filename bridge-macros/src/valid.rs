@@ -6,6 +6,7 @@ use crate::attr::{DeriveKind, Kind, StrOrPath};
 use crate::ctxt::Ctxt;
 use crate::template::{self, Piece};
 use crate::util::{self, type_text, unraw};
+use bridge_rules::{MAX_TIMEOUT_CAP_MS, TimeoutBoundsProblem};
 use proc_macro2::Span;
 use quote::ToTokens;
 use std::collections::HashMap;
@@ -235,19 +236,9 @@ pub(crate) fn actions(cx: &Ctxt, actions: &Actions) {
 
 fn action(cx: &Ctxt, a: &Action) {
     let sig = &a.method.sig;
-    if !util::is_valid_action_name(&a.name) {
+    if let Err(problem) = bridge_rules::check_action_name(&a.name) {
         let hint = if a.attrs.name.is_none() { "; set `name = \"…\"` in #[bridge_action]" } else { "" };
-        let msg = if a.name.len() > 48 {
-            format!(
-                "action name `{}` is {} characters long; at most 48 are allowed, so that `{{winId}}__{{action}}` \
-                 fits MCP's 64-character tool names{hint}",
-                a.name,
-                a.name.len()
-            )
-        } else {
-            format!("action name `{}` must match ^[A-Za-z0-9_-]{{1,48}}$ (GB-5.2-2){hint}", a.name)
-        };
-        cx.error_spanned_by(&a.name_tokens, msg);
+        cx.error_spanned_by(&a.name_tokens, format!("{}{hint}", problem.message(&a.name)));
     }
     if let (Some(_), Some(d)) = (&a.attrs.read_only, &a.attrs.destructive) {
         cx.error_spanned_by(d, "an action cannot be both `read_only` and `destructive` (GB-5.6-1)");
@@ -529,9 +520,6 @@ pub(crate) fn derived(cx: &Ctxt, d: &Derived) {
 // #[bridge_actions(companion)]: what the runtime's `CapabilityBuilder::build` would reject,
 // reported at compile time at the author's tokens.
 
-/// Longest accepted `timeoutMs` bound: the runtime's `MAX_TIMEOUT_CAP_MS` (24 h, CP-4-12).
-const MAX_TIMEOUT_CAP_MS: u64 = 24 * 60 * 60 * 1000;
-
 pub(crate) fn capabilities(cx: &Ctxt, caps: &Capabilities) {
     let generics = &caps.item.generics;
     if !generics.params.is_empty() || generics.where_clause.is_some() {
@@ -576,7 +564,8 @@ fn capability(cx: &Ctxt, c: &Capability) {
             format!("{what} needs a stable id: `id = \"notice.show\"` (or `vendor.<reverse-domain>.<name>`, CP-2-27)"),
         ),
         Some(lit) => {
-            if let Err(why) = util::check_capability_id(&lit.value()) {
+            if let Err(problem) = bridge_rules::check_capability_id(&lit.value()) {
+                let why = problem.explanation();
                 cx.error_spanned_by(lit, format!("capability id `{}` {why} (CP-2-27)", lit.value()));
             }
         }
@@ -586,7 +575,7 @@ fn capability(cx: &Ctxt, c: &Capability) {
             c.attr,
             format!("{what} needs a version: `version = \"0.1.0\"` (a semantic version, CP-2-15, CP-7-1)"),
         ),
-        Some(lit) if !util::is_semver(&lit.value()) => cx.error_spanned_by(
+        Some(lit) if !bridge_rules::is_semver(&lit.value()) => cx.error_spanned_by(
             lit,
             format!("version `{}` is not a semantic version (MAJOR.MINOR.PATCH, e.g. \"0.1.0\")", lit.value()),
         ),
@@ -690,18 +679,19 @@ fn capability(cx: &Ctxt, c: &Capability) {
     }
     if let Some(t) = &a.timeout_ms {
         match (&t.min, &t.max) {
-            (Some((min, min_lit)), Some((max, max_lit))) => {
-                if *min == 0 {
-                    cx.error_spanned_by(min_lit, "`timeout_ms(min = …)` must be at least 1");
-                } else if min > max {
-                    cx.error_spanned_by(max_lit, format!("`timeout_ms(max = {max})` is below `min = {min}`"));
-                } else if *max > MAX_TIMEOUT_CAP_MS {
-                    cx.error_spanned_by(
-                        max_lit,
-                        format!("`timeout_ms(max = …)` is at most {MAX_TIMEOUT_CAP_MS} (24 h, CP-4-12)"),
-                    );
+            (Some((min, min_lit)), Some((max, max_lit))) => match bridge_rules::check_timeout_bounds(*min, *max) {
+                Ok(()) => {}
+                Err(TimeoutBoundsProblem::ZeroMin) => {
+                    cx.error_spanned_by(min_lit, "`timeout_ms(min = …)` must be at least 1")
                 }
-            }
+                Err(TimeoutBoundsProblem::MinAboveMax) => {
+                    cx.error_spanned_by(max_lit, format!("`timeout_ms(max = {max})` is below `min = {min}`"))
+                }
+                Err(TimeoutBoundsProblem::AboveCap) => cx.error_spanned_by(
+                    max_lit,
+                    format!("`timeout_ms(max = …)` is at most {MAX_TIMEOUT_CAP_MS} (24 h, CP-4-12)"),
+                ),
+            },
             _ => cx.error_spanned_by(
                 &t.key,
                 "`timeout_ms` needs both bounds: `timeout_ms(min = 1000, max = 60000)` (milliseconds)",
@@ -765,7 +755,8 @@ fn fallback(cx: &Ctxt, fb: &crate::attr::FallbackAttrs, id: &str) {
         None => cx
             .error_spanned_by(&fb.key, "`fallback` needs the alternative: `fallback(capability = \"notice.show\", …)`"),
         Some(lit) => {
-            if let Err(why) = util::check_capability_id(&lit.value()) {
+            if let Err(problem) = bridge_rules::check_capability_id(&lit.value()) {
+                let why = problem.explanation();
                 cx.error_spanned_by(lit, format!("capability id `{}` {why} (CP-2-27)", lit.value()));
             } else if lit.value() == id {
                 cx.error_spanned_by(lit, "a capability cannot fall back to itself");

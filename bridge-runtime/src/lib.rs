@@ -68,15 +68,22 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
 
-    pub use crate::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, WindowMeta, require_args};
+    pub use crate::catalog::args::require_args;
+    pub use crate::catalog::decode::*;
+    pub use crate::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, WindowMeta};
     pub use crate::gui::{ActionContext, ActionError, BridgeActions, BridgeWindow, Rendered};
     pub use crate::model::{Block, FieldItem, Severity};
 
+    pub use crate::render::support::*;
     pub use crate::render::*;
 
     // #[bridge_actions(companion)]
     pub use crate::catalog::capability::BridgeCapabilities;
     pub use crate::catalog::capability::macro_support::*;
+    /// Ready-made semantic checks of a capability's params and result (test fixtures).
+    pub mod checks {
+        pub use crate::catalog::capability::checks::*;
+    }
     pub use crate::catalog::{
         CancelBehavior, CapabilityKind, CapabilitySpec, Completion, FallbackReason, FieldProblem, InteractionType,
         QueueMode, QueuePolicy, Scope, SpecError,

@@ -16,6 +16,6 @@
 )]
 pub trait BridgeArgs {}
 
-/// Compile-time check the generated code runs on the `#[bridge(args)]` type.
-#[doc(hidden)]
+/// Compile-time check the generated code runs on the `#[bridge(args)]` type. Not API: reachable
+/// only through `bridge_runtime::__private`.
 pub fn require_args<T: BridgeArgs + ?Sized>() {}

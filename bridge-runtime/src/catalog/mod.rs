@@ -5,14 +5,13 @@
 //! catalog export) reads from it. No adapter keeps a list of its own (CP-2).
 
 mod action;
-mod args;
+pub(crate) mod args;
 pub mod capability;
+pub(crate) mod decode;
 pub mod schema;
 
 pub use action::{ActionHints, ActionSpec};
 pub use args::BridgeArgs;
-#[doc(hidden)]
-pub use args::require_args;
 pub use capability::{
     CancelBehavior, CapabilityBuilder, CapabilityKind, CapabilityLimits, CapabilitySpec, CharacterSpec, Completion,
     Fallback, FallbackReason, FieldProblem, InteractionType, QueueMode, QueuePolicy, Scope, SpecError, StyleSpec,
@@ -34,6 +33,25 @@ pub enum BlockKind {
     Notice,
     Media,
     Custom,
+}
+
+impl BlockKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [BlockKind; 7] = [
+        BlockKind::Text,
+        BlockKind::Fields,
+        BlockKind::Table,
+        BlockKind::List,
+        BlockKind::Notice,
+        BlockKind::Media,
+        BlockKind::Custom,
+    ];
+
+    /// The wire name, e.g. `"fields"`: the block's `type` and the `#[bridge(…)]` key that
+    /// declares it (the macros read the same list, `bridge_rules::BLOCK_KINDS`).
+    pub fn as_str(self) -> &'static str {
+        bridge_rules::BLOCK_KINDS[self as usize]
+    }
 }
 
 /// One block declared by a `#[bridge_window]` field.
@@ -340,4 +358,17 @@ fn short_type_name<T>() -> String {
     let full = std::any::type_name::<T>();
     let base = full.split('<').next().unwrap_or(full);
     base.rsplit("::").next().unwrap_or(base).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BlockKind;
+
+    #[test]
+    fn block_kinds_are_the_macros_list() {
+        let wire: Vec<serde_json::Value> = BlockKind::ALL.iter().filter_map(|k| serde_json::to_value(k).ok()).collect();
+        let names: Vec<&str> = BlockKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(names, bridge_rules::BLOCK_KINDS);
+        assert_eq!(wire, bridge_rules::BLOCK_KINDS.map(serde_json::Value::from));
+    }
 }

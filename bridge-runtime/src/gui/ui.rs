@@ -47,15 +47,8 @@ impl ToolEntry {
     }
 }
 
-/// Turns `edit_field` into `Edit field`.
-pub fn humanize(name: &str) -> String {
-    let spaced = name.replace(['_', '-'], " ");
-    let mut c = spaced.trim().chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
-}
+/// Turns `edit_field` into `Edit field`: the rule the macros use for default labels, too.
+pub use bridge_rules::humanize;
 
 /// The state published after every operation: what readers see without entering the queue.
 #[derive(Debug, Clone)]

@@ -1,0 +1,56 @@
+//! What goes wrong: a problem with a request's params or result ([`FieldProblem`]), and a
+//! mistake in a capability, character or style declaration ([`SpecError`]).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One problem with a parameter or result: `{"path": JSON pointer, "message": text}`. `path` is
+/// relative to the value checked (e.g. `/options/1/id`); the engine prefixes it with the method
+/// parameter it came from (e.g. `/params/options/1/id`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FieldProblem {
+    /// JSON pointer to the offending value (`""` = the whole value).
+    pub path: String,
+    /// What is wrong; never echoes the value itself (CP-4-18).
+    pub message: String,
+}
+
+impl FieldProblem {
+    /// Builds `{"path": path, "message": message}`.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { path: path.into(), message: message.into() }
+    }
+}
+
+/// A mistake in a capability, character or style declaration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// The id breaks `[a-z][a-z0-9_]*(\.[a-z0-9_]+)+` or the vendor rule (CP-2-27).
+    #[error("invalid id `{id}`: {reason}")]
+    InvalidId { id: String, reason: String },
+    /// `version` is not a semantic version.
+    #[error("capability `{id}`: version `{version}` is not a semantic version (e.g. 0.1.0)")]
+    InvalidVersion { id: String, version: String },
+    /// The declaration omits something every capability must state (CP-2-15).
+    #[error("capability `{id}`: missing {what}")]
+    Missing { id: String, what: &'static str },
+    /// Two declared properties contradict each other.
+    #[error("capability `{id}`: {reason}")]
+    Inconsistent { id: String, reason: String },
+    /// A schema is not a valid JSON Schema object schema.
+    #[error("capability `{id}`: {which} is not a valid object schema: {reason}")]
+    BadSchema { id: String, which: &'static str, reason: String },
+    /// The registry already holds an entry with this id.
+    #[error("duplicate {what} id `{id}`")]
+    Duplicate { what: &'static str, id: String },
+}
+
+/// Runs `validator` on `value`; one problem per error, paths as JSON pointers, messages with the
+/// value masked so content is never echoed (CP-4-18).
+pub(crate) fn schema_problems(validator: &jsonschema::Validator, value: &Value) -> Vec<FieldProblem> {
+    validator
+        .iter_errors(value)
+        .map(|e| FieldProblem::new(e.instance_path().as_str(), e.masked().to_string()))
+        .collect()
+}
