@@ -24,7 +24,7 @@
 //! (64 → 512) and `maxRecords` (10,000 → 20,000). Records are retained for 24 h, so every
 //! completed request stays in the engine for the rest of its scenario.
 
-use bridge_runtime::__private::checks;
+use bridge_runtime::catalog::capability::checks;
 use bridge_runtime::catalog::{CapabilityKind, CapabilitySpec, Catalog, CharacterSpec, InteractionType};
 use bridge_runtime::companion::{
     Auth, AuthConfig, CredentialStore, Engine, EngineConfig, HideReason, PairingApprover, PairingReply, PairingRequest,

@@ -80,10 +80,6 @@ pub mod __private {
     // #[bridge_actions(companion)]
     pub use crate::catalog::capability::BridgeCapabilities;
     pub use crate::catalog::capability::macro_support::*;
-    /// Ready-made semantic checks of a capability's params and result (test fixtures).
-    pub mod checks {
-        pub use crate::catalog::capability::checks::*;
-    }
     pub use crate::catalog::{
         CancelBehavior, CapabilityKind, CapabilitySpec, Completion, FallbackReason, FieldProblem, InteractionType,
         QueueMode, QueuePolicy, Scope, SpecError,

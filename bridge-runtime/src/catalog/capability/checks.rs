@@ -1,4 +1,5 @@
-//! Ready-made semantic checks for common rules.
+//! Ready-made semantic checks for capabilities declared by hand with [`super::CapabilityBuilder`]
+//! (its `check_params`/`check_result`): the common rules of CP-2-23.
 
 use super::problem::FieldProblem;
 use serde_json::Value;

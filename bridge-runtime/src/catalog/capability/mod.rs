@@ -5,11 +5,11 @@
 //!
 //! One job per file: the closed vocabularies (`kind`), the declared policies (`policy`), what
 //! goes wrong (`problem`), the registered contract (`spec`), declaring one by hand (`builder`),
-//! the id rules (`ids`), characters and styles, and capabilities declared in Rust (`declared`).
+//! the id rules (`ids`), ready-made semantic checks for hand-declared capabilities (`checks`), characters and styles, and capabilities declared in Rust (`declared`).
 
 mod builder;
 mod character;
-pub(crate) mod checks;
+pub mod checks;
 mod declared;
 mod ids;
 mod kind;
