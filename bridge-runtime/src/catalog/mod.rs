@@ -26,12 +26,19 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BlockKind {
+    /// `text`: one plain text.
     Text,
+    /// `fields`: label/value pairs.
     Fields,
+    /// `table`: columns and rows, pageable.
     Table,
+    /// `list`: items, pageable.
     List,
+    /// `notice`: a message with a severity.
     Notice,
+    /// `media`: an image or other media by URL.
     Media,
+    /// `custom`: any JSON payload.
     Custom,
 }
 
@@ -88,6 +95,7 @@ pub struct WindowMeta {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WindowSpec {
+    /// The window type's name, description, blocks and flags (flattened on the wire).
     #[serde(flatten)]
     pub meta: WindowMeta,
     /// The actions of `#[bridge_actions] impl`, in declaration order.
@@ -149,8 +157,10 @@ pub struct Catalog {
 pub struct CatalogDocument<'a> {
     /// Catalog format version.
     pub catalog_version: &'static str,
+    /// The app-level actions, if the app declares any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<&'a AppSpec>,
+    /// Every registered window type, in registration order.
     pub windows: Vec<&'a WindowSpec>,
     /// `catalogRevision` of the companion registry (CP-2-4, CP-7-1).
     pub catalog_revision: u64,

@@ -75,15 +75,15 @@ pub(crate) struct Record {
 }
 
 impl Record {
-    pub fn id(&self) -> &str {
+    pub(super) fn id(&self) -> &str {
         &self.snapshot.request_id
     }
 
-    pub fn state(&self) -> RequestState {
+    pub(super) fn state(&self) -> RequestState {
         self.snapshot.state
     }
 
-    pub fn to_row(&self) -> Result<StoredRequest, StoreError> {
+    pub(super) fn to_row(&self) -> Result<StoredRequest, StoreError> {
         Ok(StoredRequest {
             request_id: self.snapshot.request_id.clone(),
             client_id: self.client_id.clone(),
@@ -94,7 +94,13 @@ impl Record {
     }
 
     /// Ends the request: state, reason, result; one revision bump.
-    pub fn terminate(&mut self, state: RequestState, reason: Option<TerminalReason>, result: Option<Value>, now: i64) {
+    pub(super) fn terminate(
+        &mut self,
+        state: RequestState,
+        reason: Option<TerminalReason>,
+        result: Option<Value>,
+        now: i64,
+    ) {
         debug_assert!(state.is_terminal());
         self.snapshot.state = state;
         self.snapshot.terminal_reason = reason;
@@ -104,7 +110,7 @@ impl Record {
         self.display_until = None;
     }
 
-    pub fn presentation(&self) -> Presentation {
+    pub(super) fn presentation(&self) -> Presentation {
         Presentation {
             request_id: self.snapshot.request_id.clone(),
             revision: self.snapshot.revision,
@@ -148,7 +154,11 @@ pub(crate) struct State {
 }
 
 impl State {
-    pub fn new(store: Box<dyn Store>, settings: RuntimeSettings, effects: mpsc::UnboundedSender<Effect>) -> Self {
+    pub(super) fn new(
+        store: Box<dyn Store>,
+        settings: RuntimeSettings,
+        effects: mpsc::UnboundedSender<Effect>,
+    ) -> Self {
         Self {
             store,
             records: HashMap::new(),
@@ -168,7 +178,7 @@ impl State {
     }
 
     /// Adds a record read from the store (startup), indexes included.
-    pub fn adopt(&mut self, rec: Record) {
+    pub(super) fn adopt(&mut self, rec: Record) {
         self.next_seq = self.next_seq.max(rec.seq + 1);
         if let Some(key) = &rec.idempotency_key {
             self.idempotency.insert((rec.client_id.clone(), key.clone()), rec.id().to_owned());
@@ -180,7 +190,7 @@ impl State {
     }
 
     /// Writes `batch` to the store, then applies it in memory; on error nothing changes.
-    pub fn commit(&mut self, batch: Vec<Record>) -> Result<(), StoreError> {
+    pub(super) fn commit(&mut self, batch: Vec<Record>) -> Result<(), StoreError> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -205,22 +215,22 @@ impl State {
         Ok(())
     }
 
-    pub fn emit(&self, effect: Effect) {
+    pub(super) fn emit(&self, effect: Effect) {
         // The receiver lives as long as the engine; a send error only means it is shutting down.
         let _ = self.effects.send(effect);
     }
 
-    pub fn live_records(&self) -> impl Iterator<Item = &Record> {
+    pub(super) fn live_records(&self) -> impl Iterator<Item = &Record> {
         self.live.values().filter_map(|id| self.records.get(id))
     }
 
-    pub fn active_for(&self, client_id: &str) -> usize {
+    pub(super) fn active_for(&self, client_id: &str) -> usize {
         self.live_records().filter(|r| r.client_id == client_id).count()
     }
 
     /// The oldest still-queued evictable request of `client_id` (CP-4-10); never an interaction
     /// (CP-4-11).
-    pub fn oldest_evictable(&self, client_id: &str, catalog: &Catalog) -> Option<String> {
+    pub(super) fn oldest_evictable(&self, client_id: &str, catalog: &Catalog) -> Option<String> {
         self.live_records()
             .filter(|r| r.client_id == client_id && r.state() == RequestState::Queued)
             .find(|r| {
@@ -239,7 +249,7 @@ impl State {
     /// fallback if the caller allowed fallbacks (same rules as `requests.create`), persisted in the
     /// same write as the display start; otherwise it ends `cancelled`/`reduced_motion` and the
     /// next request is considered. A failed write shows nothing and is retried.
-    pub fn schedule(&mut self, catalog: &Catalog, now: i64) {
+    pub(super) fn schedule(&mut self, catalog: &Catalog, now: i64) {
         loop {
             if self.slot.is_some() || !self.settings.visible {
                 return;
@@ -308,7 +318,13 @@ impl State {
     /// Applies every time- and policy-driven transition due at `now`: hidden/paused runtime and
     /// revoked keys cancel (CP-4-15, CP-4-22), display durations complete, deadlines expire
     /// (CP-3-17), retention buries (CP-4-16); then schedules. Returns when it next needs to run.
-    pub fn tick(&mut self, catalog: &Catalog, now: i64, retention_ms: i64, tombstone_retention_ms: i64) -> Option<i64> {
+    pub(super) fn tick(
+        &mut self,
+        catalog: &Catalog,
+        now: i64,
+        retention_ms: i64,
+        tombstone_retention_ms: i64,
+    ) -> Option<i64> {
         if self.retry_at.is_some_and(|t| t <= now) {
             self.retry_at = None;
         }
@@ -418,7 +434,7 @@ impl State {
     }
 
     /// Whether the request's resolved capability completes on the host's `finished` report.
-    pub fn completes_on_finish(&self, catalog: &Catalog, id: &str) -> bool {
+    pub(super) fn completes_on_finish(&self, catalog: &Catalog, id: &str) -> bool {
         self.records
             .get(id)
             .and_then(|r| catalog.capability(&r.snapshot.resolved_capability))

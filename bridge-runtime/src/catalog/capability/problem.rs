@@ -28,22 +28,54 @@ impl FieldProblem {
 pub enum SpecError {
     /// The id breaks `[a-z][a-z0-9_]*(\.[a-z0-9_]+)+` or the vendor rule (CP-2-27).
     #[error("invalid id `{id}`: {reason}")]
-    InvalidId { id: String, reason: String },
+    InvalidId {
+        /// The id as declared.
+        id: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
     /// `version` is not a semantic version.
     #[error("capability `{id}`: version `{version}` is not a semantic version (e.g. 0.1.0)")]
-    InvalidVersion { id: String, version: String },
+    InvalidVersion {
+        /// The capability id.
+        id: String,
+        /// The version as declared.
+        version: String,
+    },
     /// The declaration omits something every capability must state (CP-2-15).
     #[error("capability `{id}`: missing {what}")]
-    Missing { id: String, what: &'static str },
+    Missing {
+        /// The capability id.
+        id: String,
+        /// What is missing, e.g. `description`.
+        what: &'static str,
+    },
     /// Two declared properties contradict each other.
     #[error("capability `{id}`: {reason}")]
-    Inconsistent { id: String, reason: String },
+    Inconsistent {
+        /// The capability id.
+        id: String,
+        /// Which properties contradict each other, and how.
+        reason: String,
+    },
     /// A schema is not a valid JSON Schema object schema.
     #[error("capability `{id}`: {which} is not a valid object schema: {reason}")]
-    BadSchema { id: String, which: &'static str, reason: String },
+    BadSchema {
+        /// The capability id.
+        id: String,
+        /// Which schema: `inputSchema` or `outputSchema`.
+        which: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The registry already holds an entry with this id.
     #[error("duplicate {what} id `{id}`")]
-    Duplicate { what: &'static str, id: String },
+    Duplicate {
+        /// What kind of entry: `capability`, `character` or `style`.
+        what: &'static str,
+        /// The repeated id.
+        id: String,
+    },
 }
 
 /// Runs `validator` on `value`; one problem per error, paths as JSON pointers, messages with the

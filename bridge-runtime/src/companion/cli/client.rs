@@ -12,7 +12,7 @@ const MAX_RESPONSE_BYTES: u64 = 64 << 20;
 
 /// Why a call did not produce a result.
 #[derive(Debug)]
-pub enum CallError {
+pub(super) enum CallError {
     /// The connection failed, closed, or timed out (exit 4).
     Transport(String),
     /// The server answered with an error.
@@ -22,7 +22,7 @@ pub enum CallError {
 }
 
 /// A connection to the runtime.
-pub struct Client {
+pub(super) struct Client {
     reader: BufReader<UnixStream>,
     writer: UnixStream,
     next_id: u64,
@@ -30,14 +30,14 @@ pub struct Client {
 
 impl Client {
     /// Connects to the socket at `path`.
-    pub fn connect(path: &Path) -> Result<Self, String> {
+    pub(super) fn connect(path: &Path) -> Result<Self, String> {
         let stream = UnixStream::connect(path).map_err(|e| format!("cannot connect to {}: {e}", path.display()))?;
         let writer = stream.try_clone().map_err(|e| e.to_string())?;
         Ok(Self { reader: BufReader::new(stream), writer, next_id: 1 })
     }
 
     /// Calls `method` and waits at most `timeout` for its response.
-    pub fn call(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Value, CallError> {
+    pub(super) fn call(&mut self, method: &str, params: Value, timeout: Duration) -> Result<Value, CallError> {
         let id = self.next_id;
         self.next_id += 1;
         let mut line = serde_json::to_vec(&jsonrpc::request(id, method, params))

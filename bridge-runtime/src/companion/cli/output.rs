@@ -321,7 +321,7 @@ impl Failure {
 /// Text made safe to print: control characters (escape sequences, carriage returns, …) are
 /// shown as `\u{..}` instead of being interpreted by the terminal (CP-6-6). Newlines and tabs
 /// are kept only when `multiline`.
-pub fn plain_with(s: &str, multiline: bool) -> String {
+pub(super) fn plain_with(s: &str, multiline: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c.is_control() && !(multiline && (c == '\n' || c == '\t')) {
@@ -372,7 +372,7 @@ pub enum Render {
 }
 
 /// The plain-text rendering of a result (every string passes through [`plain`]).
-pub fn render(kind: Render, v: &Value) -> String {
+pub(super) fn render(kind: Render, v: &Value) -> String {
     let mut out = Vec::new();
     match kind {
         Render::Runtime => {
