@@ -75,6 +75,9 @@ pub mod __private {
     pub use crate::model::{Block, FieldItem, Severity};
 
     pub use crate::render::support::*;
+
+    /// How many legacy forwarding tasks run in this process (a hook for the leak test).
+    pub use crate::mcp::notify::live_forwarders;
     pub use crate::render::*;
 
     // #[bridge_actions(companion)]

@@ -16,14 +16,14 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// `error.code` for a message that is not JSON (JSON-RPC "Parse error").
-pub const PARSE_ERROR: i64 = -32700;
+pub(super) const PARSE_ERROR: i64 = -32700;
 /// `error.code` for a message that is not a valid request (JSON-RPC "Invalid Request").
-pub const INVALID_REQUEST: i64 = -32600;
+pub(super) const INVALID_REQUEST: i64 = -32600;
 
 /// One validated call from a message: a request (`id` present, possibly `null`) or a
 /// notification (`id` absent: executed, never answered).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Call {
+pub(super) struct Call {
     /// `Some(id)` for a request (a string, a number or `null`); `None` for a notification.
     pub id: Option<Value>,
     /// The method name, e.g. `"requests.create"`.
@@ -34,14 +34,14 @@ pub struct Call {
 
 impl Call {
     /// Whether the call is a notification (no `id` member): it gets no response.
-    pub fn is_notification(&self) -> bool {
+    pub(super) fn is_notification(&self) -> bool {
         self.id.is_none()
     }
 }
 
 /// One element of an incoming message after validation.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Entry {
+pub(super) enum Entry {
     /// A well-formed call.
     Call(Call),
     /// Not a valid request object: this is the complete error response to send (`-32600`).
@@ -50,7 +50,7 @@ pub enum Entry {
 
 /// A parsed message: one call or a batch (a non-empty JSON array of calls).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
+pub(super) enum Incoming {
     /// A single request object.
     One(Entry),
     /// A batch; answered with an array of the responses that are not for notifications, or
@@ -60,7 +60,7 @@ pub enum Incoming {
 
 /// Parses one line. `Err` holds the complete error response to send instead: `-32700` for
 /// bytes that are not JSON, `-32600` for an empty batch or a batch longer than `max_batch`.
-pub fn parse(line: &[u8], max_batch: usize) -> Result<Incoming, Value> {
+pub(super) fn parse(line: &[u8], max_batch: usize) -> Result<Incoming, Value> {
     let value: Value = serde_json::from_slice(line).map_err(|_| {
         failure(Value::Null, error_object(PARSE_ERROR, "Parse error: the message is not valid JSON", "PARSE_ERROR"))
     })?;
@@ -119,33 +119,33 @@ fn truncate(s: &str, max_chars: usize) -> String {
 
 /// A JSON-RPC error object `{"code", "message", "data": {"code": data_code, "retryable": false}}`
 /// for the protocol-level errors of this module.
-pub fn error_object(code: i64, message: &str, data_code: &str) -> Value {
+pub(super) fn error_object(code: i64, message: &str, data_code: &str) -> Value {
     json!({"code": code, "message": message, "data": {"code": data_code, "retryable": false}})
 }
 
 /// The `-32600` response for `id`.
-pub fn invalid_request(id: Value, message: &str) -> Value {
+pub(super) fn invalid_request(id: Value, message: &str) -> Value {
     failure(id, error_object(INVALID_REQUEST, message, "INVALID_REQUEST"))
 }
 
 /// A success response `{"jsonrpc": "2.0", "id", "result"}`.
-pub fn success(id: Value, result: Value) -> Value {
+pub(super) fn success(id: Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 /// An error response `{"jsonrpc": "2.0", "id", "error"}`.
-pub fn failure(id: Value, error: Value) -> Value {
+pub(super) fn failure(id: Value, error: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": error})
 }
 
 /// A request `{"jsonrpc": "2.0", "id", "method", "params"}` (client side).
-pub fn request(id: u64, method: &str, params: Value) -> Value {
+pub(super) fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 /// A JSON-RPC error as a client receives it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RpcError {
+pub(super) struct RpcError {
     /// `error.code`.
     pub code: i64,
     /// `error.message`.
@@ -156,19 +156,19 @@ pub struct RpcError {
 
 impl RpcError {
     /// `error.data.code`, the stable string code (OQ-CP-12), if present.
-    pub fn code_str(&self) -> Option<&str> {
+    pub(super) fn code_str(&self) -> Option<&str> {
         self.data.get("code").and_then(Value::as_str)
     }
 
     /// `error.data.retryable` (false if absent).
-    pub fn retryable(&self) -> bool {
+    pub(super) fn retryable(&self) -> bool {
         self.data.get("retryable").and_then(Value::as_bool).unwrap_or(false)
     }
 }
 
 /// Splits a response into its `id` and outcome. `None` if `value` is not a JSON-RPC 2.0
 /// response object.
-pub fn parse_response(value: Value) -> Option<(Value, Result<Value, RpcError>)> {
+pub(super) fn parse_response(value: Value) -> Option<(Value, Result<Value, RpcError>)> {
     let Value::Object(mut obj) = value else { return None };
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return None;
@@ -191,7 +191,7 @@ pub fn parse_response(value: Value) -> Option<(Value, Result<Value, RpcError>)> 
 
 /// What [`read_line`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Line {
+pub(super) enum Line {
     /// A complete line without its terminator (`\n`, and a `\r` before it). A last line cut by
     /// end of input counts too.
     Message(Vec<u8>),
@@ -203,7 +203,7 @@ pub enum Line {
 
 /// Reads one `\n`-terminated line of at most `max` bytes (the `\n` excluded) into `buf`
 /// (cleared first). Never buffers more than `max` bytes, whatever the peer sends.
-pub async fn read_line<R: AsyncBufRead + Unpin>(
+pub(super) async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
     max: usize,
@@ -243,6 +243,6 @@ fn take_line(buf: &mut Vec<u8>) -> Vec<u8> {
 }
 
 /// Whether `line` holds only whitespace (such lines are skipped, not answered).
-pub fn is_blank(line: &[u8]) -> bool {
+pub(super) fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }

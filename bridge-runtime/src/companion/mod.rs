@@ -33,7 +33,7 @@ mod clock;
 mod engine;
 mod error;
 mod fallback;
-pub mod jsonrpc;
+mod jsonrpc;
 mod model;
 pub mod openrpc;
 mod presenter;

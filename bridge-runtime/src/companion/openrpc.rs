@@ -241,19 +241,19 @@ fn connection_method(m: Method) -> bool {
 
 /// `components/schemas` key of capability `id`'s `inputSchema`: `<id>.input`, made `$ref`-safe
 /// by [`ref_safe`].
-pub fn input_schema_key(id: &str) -> String {
+pub(crate) fn input_schema_key(id: &str) -> String {
     format!("{}.input", ref_safe(id))
 }
 
 /// `components/schemas` key of capability `id`'s `outputSchema`: `<id>.output`.
-pub fn output_schema_key(id: &str) -> String {
+pub(crate) fn output_schema_key(id: &str) -> String {
     format!("{}.output", ref_safe(id))
 }
 
 /// A component key that needs no escaping in a `$ref` (JSON Pointer `~`/`/`, URI fragment
 /// characters): every character outside `[A-Za-z0-9_.-]` becomes `_`. Registered capability
 /// ids (`[a-z0-9_.]`, CP-2-27) pass unchanged, so keys never collide.
-pub fn ref_safe(id: &str) -> String {
+pub(crate) fn ref_safe(id: &str) -> String {
     id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') { c } else { '_' }).collect()
 }
 

@@ -45,7 +45,7 @@ mod companion;
 #[cfg(feature = "http")]
 mod http;
 mod mapping;
-mod notify;
+pub(crate) mod notify;
 mod server;
 mod transport;
 
@@ -58,6 +58,3 @@ pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_htt
 pub use mapping::{JSON_MIME, WINDOWS_URI, to_call_tool_result, to_mcp_tool, windows_resource};
 pub use server::GuiBridgeServer;
 pub use transport::{ServeError, serve_stdio};
-
-#[doc(hidden)]
-pub use notify::live_forwarders;

@@ -20,7 +20,7 @@ Exit codes:\n  0  success (also: a request that is still running, for get)\n  \
 6  the request was cancelled or expired\n  7  the wait ended while the request is still running",
     max_term_width = 100
 )]
-pub struct Cli {
+pub(super) struct Cli {
     /// Machine mode: stdout carries exactly one JSON value; diagnostics go to stderr.
     #[arg(long, global = true)]
     pub json: bool,
@@ -39,7 +39,7 @@ pub struct Cli {
 
 /// The command groups.
 #[derive(Debug, Clone, Subcommand)]
-pub enum Command {
+pub(super) enum Command {
     /// The runtime itself.
     #[command(subcommand)]
     Runtime(RuntimeCommand),
@@ -62,7 +62,7 @@ pub enum Command {
 
 /// `runtime …`.
 #[derive(Debug, Clone, Subcommand)]
-pub enum RuntimeCommand {
+pub(super) enum RuntimeCommand {
     /// Implementation, protocol version, limits, authorisation state (`runtime.describe`). Works
     /// without a profile.
     Describe {
@@ -74,14 +74,14 @@ pub enum RuntimeCommand {
 
 /// `characters list`, `styles list`.
 #[derive(Debug, Clone, Subcommand)]
-pub enum ListCommand {
+pub(super) enum ListCommand {
     /// List them.
     List,
 }
 
 /// `capabilities …`.
 #[derive(Debug, Clone, Subcommand)]
-pub enum CapabilitiesCommand {
+pub(super) enum CapabilitiesCommand {
     /// Every capability this profile may use (all pages).
     List,
     /// One capability's full contract.
@@ -93,7 +93,7 @@ pub enum CapabilitiesCommand {
 
 /// `requests …`.
 #[derive(Debug, Clone, Subcommand)]
-pub enum RequestsCommand {
+pub(super) enum RequestsCommand {
     /// Create a request from a JSON file of `requests.create` params (never credentials).
     /// Success only means accepted.
     Create {
@@ -136,7 +136,7 @@ pub enum RequestsCommand {
 
 /// `pair`.
 #[derive(Debug, Clone, Args)]
-pub struct PairArgs {
+pub(super) struct PairArgs {
     /// The name the app shows the user (1..64 characters).
     #[arg(long)]
     pub name: String,

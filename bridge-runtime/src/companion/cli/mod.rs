@@ -17,8 +17,10 @@
 //! ```
 //!
 //! - **Credentials (CP-5-9, CP-5-10, CP-6-2, CP-6-7).** Only from a credential profile file
-//!   ([`profile`]), never from arguments or request files (a request file holding `key` or
-//!   `clientId` is refused before anything is sent). `--credential-profile NAME`, else the only
+//!   (`<config dir>/profiles/NAME.json`, mode `0600`; the config dir is
+//!   `$COMPANION_CONFIG_DIR`, else `$XDG_CONFIG_HOME/companion`, else `~/.config/companion`),
+//!   never from arguments or request files (a request file holding `key` or `clientId` is
+//!   refused before anything is sent). `--credential-profile NAME`, else the only
 //!   profile; several and none named → exit 3. `runtime describe` works without any profile.
 //! - **Machine mode (`--json`, CP-6-3 … CP-6-5).** stdout carries exactly one JSON value (UTF-8,
 //!   never NaN/Infinity): the result on success (exit 0); on every non-zero exit
@@ -40,10 +42,11 @@
 mod args;
 mod client;
 mod output;
-pub mod profile;
+mod profile;
 
-pub use args::{CapabilitiesCommand, Cli, Command, ListCommand, PairArgs, RequestsCommand, RuntimeCommand};
-pub use output::{CliCode, Exit, Failure, FailureCode, Render, plain};
+use args::{CapabilitiesCommand, Cli, Command, ListCommand, PairArgs, RequestsCommand, RuntimeCommand};
+pub use output::{CliCode, Exit, FailureCode};
+use output::{Failure, Render};
 
 use crate::catalog::Scope;
 use crate::companion::error::ErrorCode;

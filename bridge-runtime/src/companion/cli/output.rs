@@ -199,7 +199,7 @@ impl From<CliCode> for FailureCode {
 /// plus `"request": {snapshot}` when the failure is a request's outcome (exits 5, 6, 7 from
 /// [`CliCode`]`::REQUEST_*`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Failure {
+pub(super) struct Failure {
     /// The stable code.
     pub code: FailureCode,
     /// Readable message.
@@ -214,7 +214,7 @@ pub struct Failure {
 
 impl Failure {
     /// A failure with no details; `retryable` as the code says.
-    pub fn new(code: impl Into<FailureCode>, message: impl Into<String>) -> Self {
+    pub(super) fn new(code: impl Into<FailureCode>, message: impl Into<String>) -> Self {
         let code = code.into();
         let retryable = match &code {
             FailureCode::Runtime(c) => c.retryable(),
@@ -225,7 +225,7 @@ impl Failure {
     }
 
     /// A server error.
-    pub fn from_rpc(e: RpcError) -> Self {
+    pub(super) fn from_rpc(e: RpcError) -> Self {
         let code = e.code_str().map_or(FailureCode::Runtime(ErrorCode::InternalError), FailureCode::parse);
         let retryable = e.retryable();
         let mut details = match e.data {
@@ -240,7 +240,7 @@ impl Failure {
     /// The failure a request's `state` amounts to, with its snapshot `request` (as received):
     /// `failed` → `REQUEST_FAILED`, `cancelled` → `REQUEST_CANCELLED`, `expired` →
     /// `REQUEST_EXPIRED`; `None` for `completed` and the non-terminal states.
-    pub fn for_state(state: RequestState, request: &Value) -> Option<Failure> {
+    pub(super) fn for_state(state: RequestState, request: &Value) -> Option<Failure> {
         let reason = request.get("terminalReason").and_then(Value::as_str).map(plain);
         let because = reason.map(|r| format!(" ({r})")).unwrap_or_default();
         let failure = match state {
@@ -259,7 +259,7 @@ impl Failure {
     }
 
     /// `REQUEST_PENDING`: the wait ended while the request, last seen as `request`, still runs.
-    pub fn pending(state: RequestState, request: Value) -> Failure {
+    pub(super) fn pending(state: RequestState, request: Value) -> Failure {
         Failure::new(
             CliCode::RequestPending,
             format!("the wait ended while the request is still {}; wait again", state.as_str()),
@@ -268,24 +268,24 @@ impl Failure {
     }
 
     /// Overrides `retryable`.
-    pub fn retryable(mut self, retryable: bool) -> Self {
+    pub(super) fn retryable(mut self, retryable: bool) -> Self {
         self.retryable = retryable;
         self
     }
 
     /// Attaches the request's snapshot.
-    pub fn with_request(mut self, request: Value) -> Self {
+    pub(super) fn with_request(mut self, request: Value) -> Self {
         self.request = Some(request);
         self
     }
 
     /// The exit code.
-    pub fn exit(&self) -> Exit {
+    pub(super) fn exit(&self) -> Exit {
         Exit::for_error(&self.code)
     }
 
     /// The JSON printed in `--json` mode.
-    pub fn to_json(&self) -> Value {
+    pub(super) fn to_json(&self) -> Value {
         let mut obj = Map::new();
         obj.insert("code".into(), self.code.as_str().into());
         obj.insert("message".into(), self.message.clone().into());
@@ -300,7 +300,7 @@ impl Failure {
     }
 
     /// The plain-text line printed on stderr otherwise.
-    pub fn to_text(&self) -> String {
+    pub(super) fn to_text(&self) -> String {
         let mut s = format!(
             "error: {}: {}{}",
             plain(self.code.as_str()),
@@ -334,7 +334,7 @@ pub(super) fn plain_with(s: &str, multiline: bool) -> String {
 }
 
 /// Text made safe to print on one line: control characters are shown as `\u{..}` (CP-6-6).
-pub fn plain(s: &str) -> String {
+pub(super) fn plain(s: &str) -> String {
     plain_with(s, false)
 }
 
@@ -354,7 +354,7 @@ fn list_of(v: &Value) -> String {
 
 /// What a successful command printed, by kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Render {
+pub(super) enum Render {
     /// `runtime describe`.
     Runtime,
     /// `characters list`.

@@ -16,7 +16,7 @@ const MAX_PROFILE_BYTES: u64 = 64 << 10;
 /// A credential profile. `Debug` never shows the key.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Profile {
+pub(super) struct Profile {
     /// The socket the client was paired on.
     pub socket: Option<PathBuf>,
     /// The paired client id.
@@ -33,7 +33,7 @@ impl std::fmt::Debug for Profile {
 
 /// Why no profile could be used (exit 3, except [`ProfileError::InvalidName`] → 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProfileError {
+pub(super) enum ProfileError {
     /// No profile exists and one is needed.
     None,
     /// Several exist and none was named (CP-6-7).
@@ -65,7 +65,7 @@ impl std::fmt::Display for ProfileError {
 }
 
 /// The config dir (see the module docs).
-pub fn config_dir() -> Option<PathBuf> {
+pub(super) fn config_dir() -> Option<PathBuf> {
     let from = |var: &str| std::env::var_os(var).map(PathBuf::from).filter(|p| p.is_absolute());
     from("COMPANION_CONFIG_DIR")
         .or_else(|| from("XDG_CONFIG_HOME").map(|p| p.join("companion")))
@@ -73,19 +73,19 @@ pub fn config_dir() -> Option<PathBuf> {
 }
 
 /// `<config dir>/profiles`.
-pub fn profiles_dir() -> Option<PathBuf> {
+pub(super) fn profiles_dir() -> Option<PathBuf> {
     config_dir().map(|d| d.join("profiles"))
 }
 
 /// Whether `name` is a valid profile name: 1..=64 of `[A-Za-z0-9._-]`, not starting with `.`.
-pub fn valid_name(name: &str) -> bool {
+pub(super) fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && !name.starts_with('.')
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 /// The profile names in `dir`, sorted.
-pub fn list(dir: &Path) -> io::Result<Vec<String>> {
+pub(super) fn list(dir: &Path) -> io::Result<Vec<String>> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -103,7 +103,7 @@ pub fn list(dir: &Path) -> io::Result<Vec<String>> {
 /// The profile to use: `requested`, else the only one in `dir`; `Ok(None)` if there is none at
 /// all and none was requested. Several and none requested → [`ProfileError::Ambiguous`]
 /// (CP-6-7: never picked by privilege).
-pub fn choose(dir: Option<&Path>, requested: Option<&str>) -> Result<Option<(String, Profile)>, ProfileError> {
+pub(super) fn choose(dir: Option<&Path>, requested: Option<&str>) -> Result<Option<(String, Profile)>, ProfileError> {
     if let Some(name) = requested {
         if !valid_name(name) {
             return Err(ProfileError::InvalidName(name.to_owned()));
@@ -121,7 +121,7 @@ pub fn choose(dir: Option<&Path>, requested: Option<&str>) -> Result<Option<(Str
 }
 
 /// Reads profile `name` from `dir`, refusing a file that is not private (see the module docs).
-pub fn read(dir: &Path, name: &str) -> Result<Profile, ProfileError> {
+pub(super) fn read(dir: &Path, name: &str) -> Result<Profile, ProfileError> {
     let path = dir.join(format!("{name}.json"));
     let file = OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(&path).map_err(|e| {
         if e.kind() == io::ErrorKind::NotFound {
@@ -155,13 +155,13 @@ pub fn read(dir: &Path, name: &str) -> Result<Profile, ProfileError> {
 }
 
 /// Whether profile `name` exists in `dir`.
-pub fn exists(dir: &Path, name: &str) -> bool {
+pub(super) fn exists(dir: &Path, name: &str) -> bool {
     fs::symlink_metadata(dir.join(format!("{name}.json"))).is_ok()
 }
 
 /// Writes profile `name` atomically with mode `0600` (directories created `0700`). An existing
 /// profile is replaced only with `replace`. Returns the file's path.
-pub fn write(dir: &Path, name: &str, profile: &Profile, replace: bool) -> io::Result<PathBuf> {
+pub(super) fn write(dir: &Path, name: &str, profile: &Profile, replace: bool) -> io::Result<PathBuf> {
     fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let path = dir.join(format!("{name}.json"));
     if !replace && exists(dir, name) {
