@@ -1,5 +1,5 @@
 //! `#[bridge_actions(companion)]`, seen from an app author's side: the six capabilities the
-//! companion tests build by hand (`bridge-runtime/tests/companion_support`), declared with the
+//! companion tests build by hand (`bridge-runtime/tests/it/support/companion.rs`), declared with the
 //! macro, give exactly the same descriptors, and the methods' bodies are the semantic checks
 //! the engine runs (CP-2-15, CP-2-22, CP-2-23, CP-2-25).
 //!
@@ -8,7 +8,7 @@
 #![deny(clippy::all, clippy::pedantic)]
 #![allow(dead_code)]
 
-#[path = "../bridge-runtime/tests/companion_support/mod.rs"]
+#[path = "../bridge-runtime/tests/it/support/companion.rs"]
 #[allow(warnings, clippy::all, clippy::pedantic, unused_results, missing_debug_implementations)]
 mod support;
 

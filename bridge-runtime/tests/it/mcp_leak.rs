@@ -1,12 +1,14 @@
 //! MCP adapter: a closed connection leaves no notification task behind (GB-10.1-4's peer
-//! registry must not grow with dead sessions). One test per binary: the counter is global.
+//! registry must not grow with dead sessions). The counter is global to the process, so the test
+//! runs alone in a child process (rusty-fork) while the other tests of this binary run on.
 
-mod mcp_support;
+use crate::support::mcp as mcp_support;
 
 use bridge_runtime::mcp::{live_forwarders, serve_http_on};
 use mcp_support::*;
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
+use rusty_fork::rusty_fork_test;
 use std::time::Duration;
 
 async fn wait_forwarders(n: usize) -> bool {
@@ -19,8 +21,15 @@ async fn wait_forwarders(n: usize) -> bool {
     false
 }
 
-#[tokio::test]
-async fn closed_sessions_stop_their_forwarders() {
+rusty_fork_test! {
+    #[test]
+    fn closed_sessions_stop_their_forwarders() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        rt.block_on(closed_sessions_stop_their_forwarders_alone());
+    }
+}
+
+async fn closed_sessions_stop_their_forwarders_alone() {
     let bridge = bridge();
 
     // stdio-like connections.

@@ -3,9 +3,8 @@
 //! transport's own methods (`runtime.describe` with its transport keys, `pairing.request`,
 //! `session.authenticate`) and every error fits what the document says.
 
-mod companion_socket_support;
-mod companion_support;
-mod openrpc_support;
+use crate::support::companion_socket as companion_socket_support;
+use crate::support::openrpc as openrpc_support;
 
 use bridge_runtime::companion::openrpc;
 use companion_socket_support::*;

@@ -2,8 +2,8 @@
 //! the private socket directory, pairing, authentication, scopes, ownership and revocation.
 //! Every server runs in-process in a temp dir; waits are bounded, nothing is timed.
 
-mod companion_socket_support;
-mod companion_support;
+use crate::support::companion as companion_support;
+use crate::support::companion_socket as companion_socket_support;
 
 use bridge_runtime::catalog::Scope;
 use bridge_runtime::companion::{

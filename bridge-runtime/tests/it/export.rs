@@ -1,8 +1,8 @@
 //! Build-time export (`export`): the five files are generated from the one registry
 //! (CP-2-12, CP-2-13), deterministic, and drift is detected without writing.
 
-mod companion_support;
-mod mcp_support;
+use crate::support::companion as companion_support;
+use crate::support::mcp as mcp_support;
 
 use bridge_runtime::catalog::Catalog;
 use bridge_runtime::companion::openrpc;

@@ -1,6 +1,6 @@
 //! Capability declarations, descriptors and error codes (CP §2, CP-6-16/17, OQ-CP-5, OQ-CP-12).
 
-mod companion_support;
+use crate::support::companion as companion_support;
 
 use bridge_runtime::catalog::capability::{empty_strict_object, validate_capability_id};
 use bridge_runtime::catalog::{

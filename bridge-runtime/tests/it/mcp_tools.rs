@@ -1,7 +1,7 @@
 //! MCP adapter: tools/call results and errors, dynamic tool visibility, and the ordering of a
 //! call's notifications before its response (GB §5, §6, §7, §12.3).
 
-mod mcp_support;
+use crate::support::mcp as mcp_support;
 
 use futures::FutureExt;
 use mcp_support::*;

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use crate::companion_support;
+use crate::support::companion as companion_support;
 use bridge_runtime::companion::{
     Auth, AuthConfig, CredentialStore, Engine, EngineConfig, PairingApprover, PairingDecision, PairingReply,
     PairingRequest, PresenterEvent, ScriptedPresenter, Server, ServerConfig, SqliteStore,

@@ -4,8 +4,8 @@
 //! the engine's own types: the real engine's answers fit the documented result schemas
 //! (CP-2-12, CP-2-13, OQ-CP-13).
 
-mod companion_support;
-mod openrpc_support;
+use crate::support::companion as companion_support;
+use crate::support::openrpc as openrpc_support;
 
 use bridge_runtime::catalog::{CapabilityKind, CapabilitySpec, Catalog, Scope};
 use bridge_runtime::companion::openrpc::{self, MethodDoc};

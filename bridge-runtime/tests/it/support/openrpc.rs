@@ -7,8 +7,8 @@
 use serde_json::{Value, json};
 use std::sync::LazyLock;
 
-const OPENRPC_META: &str = include_str!("../../openrpc-meta/openrpc-1.3.schema.json");
-const TOOLS_META: &str = include_str!("../../openrpc-meta/json-schema-tools-meta-schema.json");
+const OPENRPC_META: &str = include_str!("../../../openrpc-meta/openrpc-1.3.schema.json");
+const TOOLS_META: &str = include_str!("../../../openrpc-meta/json-schema-tools-meta-schema.json");
 
 /// The JSON Schema meta-schema the OpenRPC schema references, registered under both spellings it
 /// uses, interpreted as Draft 7.

@@ -1,9 +1,10 @@
 //! CP-5-13, CP-5-9, CP-4-18: with every log event recorded (TRACE, all fields), pairing,
 //! authentication (good and bad) and a request never put a key or request content in the logs.
-//! One test in its own binary, because it installs the global tracing subscriber.
+//! The only test that installs the global tracing subscriber: it also records the events of the
+//! tests running beside it in this binary, which can only add to what it checks.
 
-mod companion_socket_support;
-mod companion_support;
+use crate::support::companion as companion_support;
+use crate::support::companion_socket as companion_socket_support;
 
 use companion_socket_support::*;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! MCP adapter over streamable HTTP at `/mcp` (GB-3-1, GB §10.1): legacy sessions and
 //! 2026-07-28 stateless requests on one bridge.
 
-mod mcp_support;
+use crate::support::mcp as mcp_support;
 
 use bridge_runtime::Bridge;
 use bridge_runtime::mcp::{HttpOptions, ServeError, serve_http, serve_http_on, serve_http_on_with};

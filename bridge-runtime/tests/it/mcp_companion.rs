@@ -1,7 +1,7 @@
 //! The companion's capabilities as MCP tools (CP-1-4): one registry shared with the GUI
 //! Bridge, every call through the same engine (CP-1-6, CP-2-13), driven by an rmcp client.
 
-mod companion_support;
+use crate::support::companion as companion_support;
 
 use bridge_runtime::catalog::{CharacterSpec, Scope};
 use bridge_runtime::companion::{ClientIdentity, Engine, PresenterEvent, ScriptedPresenter, SqliteStore};

@@ -3,7 +3,7 @@
 //! concurrent updates, ownership isolation, capacity, revocation, click races, timeouts.
 //! Time is tokio's paused clock (or a manual clock): no test sleeps.
 
-mod companion_support;
+use crate::support::companion as companion_support;
 
 use bridge_runtime::catalog::{CapabilitySpec, Scope};
 use bridge_runtime::companion::{

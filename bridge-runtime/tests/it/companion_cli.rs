@@ -2,8 +2,8 @@
 //! into a 0600 profile, create → wait → completed, every exit code, machine mode's single JSON
 //! value, profile choice, and the key never leaving the profile file.
 
-mod companion_socket_support;
-mod companion_support;
+use crate::support::companion as companion_support;
+use crate::support::companion_socket as companion_socket_support;
 
 use companion_socket_support::*;
 use serde_json::{Value, json};

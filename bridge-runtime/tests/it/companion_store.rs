@@ -1,7 +1,7 @@
 //! Persistence: failed writes, restart, retention and unrecoverable records (CP-4-16 … CP-4-23,
 //! CP-7-8 "restart"). Time is tokio's paused clock.
 
-mod companion_support;
+use crate::support::companion as companion_support;
 
 use bridge_runtime::companion::{
     Clock, Engine, EngineConfig, EngineError, ErrorCode, HostError, Loaded, PresenterEvent, ScriptedPresenter,

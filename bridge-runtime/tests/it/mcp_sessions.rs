@@ -1,7 +1,7 @@
 //! MCP adapter: several connections on one bridge (GB §10.1), per-connection subscriptions,
 //! and the 2026-07-28 listen stream (acknowledgment race included).
 
-mod mcp_support;
+use crate::support::mcp as mcp_support;
 
 use bridge_runtime::mcp::GuiBridgeServer;
 use mcp_support::*;

@@ -1,6 +1,6 @@
 //! MCP adapter: handshake, the single resource, the tool list (GB §3, §4.1, §5.2, §5.6, §12).
 
-mod mcp_support;
+use crate::support::mcp as mcp_support;
 
 use bridge_runtime::gui::GB_INSTRUCTIONS;
 use mcp_support::*;
