@@ -1,16 +1,14 @@
 //! `#[bridge_actions(companion)]`, seen from an app author's side: the six capabilities the
-//! companion tests build by hand (`bridge-runtime/tests/it/support/companion.rs`), declared with the
-//! macro, give exactly the same descriptors, and the methods' bodies are the semantic checks
-//! the engine runs (CP-2-15, CP-2-22, CP-2-23, CP-2-25).
+//! companion tests build by hand (`bridge-runtime/tests/it/support/companion.rs`), declared
+//! with the macro, give exactly the same descriptors, and the methods' bodies are the semantic
+//! checks the engine runs (CP-2-15, CP-2-22, CP-2-23, CP-2-25).
 //!
 //! Also a lint test for the generated code: it compiles under the lints below.
 #![deny(warnings, unused_qualifications, unused_results, missing_debug_implementations)]
 #![deny(clippy::all, clippy::pedantic)]
 #![allow(dead_code)]
 
-#[path = "../bridge-runtime/tests/it/support/companion.rs"]
-#[allow(warnings, clippy::all, clippy::pedantic, unused_results, missing_debug_implementations)]
-mod support;
+use crate::companion_support as support;
 
 use bridge_runtime::catalog::{
     CapabilityKind, CapabilitySpec, CharacterSpec, FallbackReason, FieldProblem, QueueMode, Scope,

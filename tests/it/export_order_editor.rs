@@ -1,14 +1,12 @@
 //! The Order Editor example's exported descriptions (`examples/order_editor/catalog/`) are up to
 //! date with its code (CP-2-12, CP-2-13: generated from the one registry, never kept by hand).
 //! After changing the example's annotations, refresh them with
-//! `BRIDGE_EXPORT=1 cargo test --test export_order_editor` and commit the diff.
+//! `BRIDGE_EXPORT=1 cargo test -p bridge --test it export_order_editor` and commit the diff.
 //!
 //! Another example plugs in the same way: build its catalog, call `assert_up_to_date` with its
 //! own `catalog/` directory, and list its `openrpc.json` in `test.sh` for the Node validator.
 
-#[path = "../examples/order_editor/app.rs"]
-#[allow(dead_code)]
-mod app;
+use crate::order_editor as app;
 
 use bridge_runtime::export;
 

@@ -762,24 +762,24 @@ mod rt {
 }
 
 mod renamed {
-    use crate::rt::prelude::{
+    use crate::macros::rt::prelude::{
         BridgeArgs, BridgeFields, BridgeRow, Deserialize, JsonSchema, bridge_action, bridge_actions, bridge_window,
     };
 
     #[derive(BridgeFields, Debug)]
-    #[bridge(crate = crate::rt)]
+    #[bridge(crate = crate::macros::rt)]
     pub struct Pair {
         pub left: u8,
     }
 
     #[derive(BridgeRow, Debug)]
-    #[bridge(crate = crate::rt)]
+    #[bridge(crate = crate::macros::rt)]
     pub struct Cell {
         pub v: u8,
     }
 
     /// A generic window under a renamed runtime.
-    #[bridge_window(title = "Generic", summary = "Value {value}", crate = crate::rt)]
+    #[bridge_window(title = "Generic", summary = "Value {value}", crate = crate::macros::rt)]
     #[derive(Debug)]
     pub struct Generic<T: std::fmt::Display + Send + 'static> {
         #[bridge(text)]
@@ -791,12 +791,12 @@ mod renamed {
     }
 
     #[derive(BridgeArgs, Deserialize, JsonSchema, Debug, Clone, Copy)]
-    #[bridge(crate = crate::rt)]
+    #[bridge(crate = crate::macros::rt)]
     pub struct Bump {
         pub by: u8,
     }
 
-    #[bridge_actions(crate = crate::rt)]
+    #[bridge_actions(crate = crate::macros::rt)]
     impl<T: std::fmt::Display + Send + 'static> Generic<T> {
         /// Add a number to the pair's left value.
         #[bridge_action(read_only)]

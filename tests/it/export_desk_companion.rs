@@ -1,10 +1,8 @@
 //! The desk companion's exported descriptions (`examples/desk_companion/catalog/`) are up to date
 //! with its code (CP-2-12, CP-2-13). Refresh with
-//! `BRIDGE_EXPORT=1 cargo test --test export_desk_companion` and commit the diff.
+//! `BRIDGE_EXPORT=1 cargo test -p bridge --test it export_desk_companion` and commit the diff.
 
-#[path = "../examples/desk_companion/caps.rs"]
-#[allow(dead_code)]
-mod caps;
+use crate::desk_companion as caps;
 
 use bridge_runtime::export;
 

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 fn bin_dir() -> PathBuf {
-    // target/debug/deps/desk_companion_e2e-… → target/debug
+    // target/debug/deps/it-… → target/debug
     let exe = std::env::current_exe().unwrap();
     exe.parent().and_then(|p| p.parent()).unwrap().to_path_buf()
 }

@@ -4,23 +4,10 @@
 //! shares no code with the pipeline. A breach names the source, the tool or capability, and the
 //! JSON pointer. Also: the Order Editor's registry content (GB-5.5-1, GB-5.6-1, GB-9-3).
 
-#[path = "../examples/order_editor/app.rs"]
-#[allow(dead_code)]
-mod app;
-
-#[path = "../examples/desk_companion/caps.rs"]
-#[allow(dead_code)]
-mod caps;
-
-// The schema zoo's modules, at the crate root where its `crate::…` paths expect them.
-#[path = "../examples/schema_zoo/outline.rs"]
-mod outline;
-#[path = "../examples/schema_zoo/types.rs"]
-mod types;
-#[path = "../examples/schema_zoo/zoo.rs"]
-mod zoo;
-#[path = "../examples/schema_zoo/app.rs"]
-mod zoo_app;
+// The examples' own code (included by `main.rs`).
+use crate::desk_companion as caps;
+use crate::order_editor as app;
+use crate::zoo_app;
 
 use bridge_runtime::Bridge;
 use bridge_runtime::companion::{ClientIdentity, Engine, ScriptedPresenter, SqliteStore};
