@@ -33,8 +33,8 @@ fi
 node --test --test-reporter=spec tests/ts/schema_zoo.test.mjs || clients_ok=false
 
 # OpenRPC: the reference validator (@open-rpc/schema-utils-js 2.2.1, tests/openrpc/) on every
-# example's exported openrpc.json and on the documents tests/openrpc.rs generates into
-# <target>/tmp/openrpc/ (so it runs after `cargo test`). Installs it on first use.
+# example's exported openrpc.json and on the documents bridge-runtime/tests/it/openrpc.rs
+# generates into <target>/tmp/openrpc/ (so it runs after `cargo test`). Installs it on first use.
 if [ ! -d tests/openrpc/node_modules/@open-rpc/schema-utils-js ]; then
   echo "test.sh: installing the OpenRPC validator (npm ci in tests/openrpc)" >&2
   npm ci --prefix tests/openrpc --no-audit --no-fund --silent

@@ -23,6 +23,15 @@
 //! (60 → 10^7) everywhere; for throughput also `maxActivePerClient` (8 → 64), `maxActiveTotal`
 //! (64 → 512) and `maxRecords` (10,000 → 20,000). Records are retained for 24 h, so every
 //! completed request stays in the engine for the rest of its scenario.
+//!
+//! The choice's schemas and parameters are the companion tests' (`tests/it/support/companion.rs`).
+
+// The package's `unreachable_pub` lint is for the library's API; here `pub` marks what the
+// fixture modules share.
+#![allow(unreachable_pub)]
+
+#[path = "../tests/it/support/companion.rs"]
+mod companion_support;
 
 use bridge_runtime::catalog::capability::checks;
 use bridge_runtime::catalog::{CapabilityKind, CapabilitySpec, Catalog, CharacterSpec, InteractionType};
@@ -54,32 +63,8 @@ fn catalog() -> Arc<RwLock<Catalog>> {
         .version("0.1.0")
         .description("Asks the user to pick one option.")
         .interaction(InteractionType::Choice)
-        .input_schema(json!({
-            "type": "object",
-            "properties": {
-                "title": {"type": "string", "minLength": 1, "maxLength": 160},
-                "options": {
-                    "type": "array", "minItems": 2, "maxItems": 5,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "id": {"type": "string", "minLength": 1, "maxLength": 64},
-                            "label": {"type": "string", "minLength": 1, "maxLength": 24}
-                        },
-                        "required": ["id", "label"],
-                        "additionalProperties": false
-                    }
-                }
-            },
-            "required": ["title", "options"],
-            "additionalProperties": false
-        }))
-        .output_schema(json!({
-            "type": "object",
-            "properties": {"selectedId": {"type": "string"}},
-            "required": ["selectedId"],
-            "additionalProperties": false
-        }))
+        .input_schema(companion_support::choose_input_schema())
+        .output_schema(companion_support::choose_output_schema())
         .check_params(checks::unique_ids("/options", "id"))
         .check_result(checks::result_id_in("/options", "id", "selectedId"))
         .build()
@@ -356,8 +341,7 @@ fn wakeup(rt: &tokio::runtime::Runtime, store: StoreKind, samples: usize) {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<String>();
     let (arrived_tx, arrived_rx) = std::sync::mpsc::channel::<Instant>();
     let client = rt.spawn(async move {
-        let create = json!({"capability": CONFIRM, "timeoutMs": 60_000, "params": {
-            "title": "Deploy now?", "options": [{"id": "yes", "label": "Yes"}, {"id": "no", "label": "No"}]}});
+        let create = companion_support::create_body(CONFIRM, companion_support::choose_params(), 60_000);
         while let Some(Cmd::Sample) = cmd_rx.recv().await {
             let mut snap = conn.ok("requests.create", create.clone()).await;
             while snap["state"] != "awaiting_user" {

@@ -4,6 +4,14 @@
 //! tool list; and the same operations end to end through the MCP server (rmcp client ↔ server
 //! over an in-process pipe). Run: `cargo bench -p bridge-runtime --bench gui`.
 
+// The package's `unreachable_pub` lint is for the library's API; here `pub` marks what the
+// fixture modules share.
+#![allow(unreachable_pub)]
+
+/// The MCP tests' fixtures (`tests/it/support/mcp.rs`): the server side of the pipe.
+#[path = "../tests/it/support/mcp.rs"]
+mod mcp_support;
+
 use bridge_runtime::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, WindowMeta};
 use bridge_runtime::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered};
 use bridge_runtime::model::{Block, FieldItem, Severity};
@@ -149,12 +157,7 @@ fn mcp_benches(c: &mut Criterion) {
     });
     let client = rt.block_on(async {
         let (server_io, client_io) = tokio::io::duplex(1 << 22);
-        let server = bridge_runtime::mcp::GuiBridgeServer::new(bridge.clone());
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
+        mcp_support::serve(&bridge, server_io);
         ().serve(client_io).await.unwrap()
     });
     let mut g = c.benchmark_group("mcp_duplex_100x20");

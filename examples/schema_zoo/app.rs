@@ -1,5 +1,5 @@
 //! The zoo app as one value: the bridge with the `zoo` window open and the companion tools on,
-//! shared by `main.rs` and the rules test (`tests/schema_rules.rs`).
+//! shared by `main.rs` and the rules test (`tests/it/schema_rules.rs`).
 
 use crate::{outline, zoo};
 use bridge_runtime::catalog::{CharacterSpec, Scope};

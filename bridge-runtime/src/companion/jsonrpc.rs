@@ -246,3 +246,70 @@ fn take_line(buf: &mut Vec<u8>) -> Vec<u8> {
 pub(super) fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
+
+// Framing never panics on any input (moved from the socket tests: framing is crate-private).
+#[cfg(test)]
+mod tests {
+    use super::{Entry, Incoming, parse};
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "[a-z.\"\\\\]{0,12}".prop_map(Value::from),
+            Just(Value::from("2.0")),
+            Just(Value::from("jsonrpc")),
+            Just(Value::from("method")),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(
+                    (prop_oneof![Just("jsonrpc"), Just("id"), Just("method"), Just("params"), Just("x")], inner),
+                    0..5
+                )
+                .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+            ]
+        })
+    }
+
+    fn check_error_response(v: &Value) {
+        assert_eq!(v["jsonrpc"], "2.0");
+        assert!(v.get("id").is_some());
+        let code = v["error"]["code"].as_i64().unwrap();
+        assert!(code == -32700 || code == -32600, "{v}");
+        assert!(v["error"]["data"]["code"].is_string());
+    }
+
+    proptest! {
+        // CP-1-4 / JSON-RPC 2.0: any bytes give a well-formed error or valid calls; no panic.
+        #[test]
+        fn any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            match parse(&bytes, 64) {
+                Err(v) => check_error_response(&v),
+                Ok(Incoming::One(Entry::Invalid(v))) => check_error_response(&v),
+                Ok(Incoming::Batch(entries)) => for e in entries {
+                    if let Entry::Invalid(v) = e { check_error_response(&v) }
+                },
+                Ok(Incoming::One(Entry::Call(_))) => {}
+            }
+        }
+
+        #[test]
+        fn any_json(value in arb_json()) {
+            let bytes = serde_json::to_vec(&value).unwrap();
+            match parse(&bytes, 64) {
+                Err(v) => check_error_response(&v),
+                Ok(Incoming::One(Entry::Invalid(v))) => check_error_response(&v),
+                Ok(Incoming::One(Entry::Call(c))) => {
+                    prop_assert!(value.is_object());
+                    prop_assert!(c.params.is_null() || c.params.is_object() || c.params.is_array());
+                }
+                Ok(Incoming::Batch(entries)) => prop_assert_eq!(entries.len(), value.as_array().unwrap().len()),
+            }
+        }
+    }
+}

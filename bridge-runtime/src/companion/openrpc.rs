@@ -35,7 +35,7 @@
 //!   schema pipeline); the results of the engine's methods and of `rpc.discover` are named
 //!   components (`RequestSnapshot`, `CapabilityPage`, …), and the shared types inside them
 //!   (`Scope`, `Character`, `Style`, `CapabilityDescriptor`, `FieldProblem`, `ErrorCode`,
-//!   `RequestSnapshot`) are referenced rather than repeated. `tests/openrpc.rs` checks them
+//!   `RequestSnapshot`) are referenced rather than repeated. `tests/it/openrpc.rs` checks them
 //!   against the real engine's answers.
 //! - Errors: every [`ErrorCode`] as an OpenRPC error object under `components/errors`, keyed by
 //!   its wire string, with its JSON-RPC integer (OQ-CP-12) and `data` = `{"code", "retryable"}`
@@ -241,19 +241,19 @@ fn connection_method(m: Method) -> bool {
 
 /// `components/schemas` key of capability `id`'s `inputSchema`: `<id>.input`, made `$ref`-safe
 /// by [`ref_safe`].
-pub(crate) fn input_schema_key(id: &str) -> String {
+pub fn input_schema_key(id: &str) -> String {
     format!("{}.input", ref_safe(id))
 }
 
 /// `components/schemas` key of capability `id`'s `outputSchema`: `<id>.output`.
-pub(crate) fn output_schema_key(id: &str) -> String {
+pub fn output_schema_key(id: &str) -> String {
     format!("{}.output", ref_safe(id))
 }
 
 /// A component key that needs no escaping in a `$ref` (JSON Pointer `~`/`/`, URI fragment
 /// characters): every character outside `[A-Za-z0-9_.-]` becomes `_`. Registered capability
 /// ids (`[a-z0-9_.]`, CP-2-27) pass unchanged, so keys never collide.
-pub(crate) fn ref_safe(id: &str) -> String {
+pub fn ref_safe(id: &str) -> String {
     id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') { c } else { '_' }).collect()
 }
 

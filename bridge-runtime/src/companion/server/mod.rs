@@ -35,7 +35,7 @@
 mod session;
 mod socket;
 
-pub use socket::{bind_private, default_socket_path};
+pub use socket::{bind_private, default_socket_path, ensure_private_dir};
 
 use super::auth::Auth;
 use super::engine::Engine;

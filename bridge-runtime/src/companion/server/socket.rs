@@ -47,7 +47,7 @@ pub fn default_socket_path() -> PathBuf {
 /// missing parents) with mode `0700`, or checks an existing one. Errors
 /// (`PermissionDenied`): it is a symlink or not a directory, belongs to another user, or grants
 /// any access to group or others — it is never changed, only refused.
-pub(crate) fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;

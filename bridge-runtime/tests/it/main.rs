@@ -1,0 +1,26 @@
+//! bridge-runtime's integration tests, linked as one binary (`cargo test -p bridge-runtime --test
+//! it`; one area: `cargo test -p bridge-runtime --test it companion_engine::`). One module per
+//! area; the shared fixtures are in `support/`.
+
+// The package's `unreachable_pub` lint is for the library's API; here `pub` marks what the
+// fixture modules share.
+#![allow(unreachable_pub)]
+
+mod support;
+
+mod companion_capability;
+mod companion_cli;
+mod companion_engine;
+mod companion_socket;
+mod companion_socket_logs;
+mod companion_store;
+mod export;
+mod gui_model;
+mod mcp_companion;
+mod mcp_handshake;
+mod mcp_http;
+mod mcp_leak;
+mod mcp_sessions;
+mod mcp_tools;
+mod openrpc;
+mod openrpc_socket;

@@ -1,0 +1,158 @@
+//! The companion's capabilities as MCP tools (CP-1-4): one registry shared with the GUI
+//! Bridge, every call through the same engine (CP-1-6, CP-2-13), driven by an rmcp client.
+
+use crate::support::companion as companion_support;
+
+use bridge_runtime::catalog::{CharacterSpec, Scope};
+use bridge_runtime::companion::{ClientIdentity, Engine, PresenterEvent, ScriptedPresenter, SqliteStore};
+use bridge_runtime::gui::Bridge;
+use bridge_runtime::mcp::{CompanionToolsExt, GuiBridgeServer};
+use companion_support as support;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+
+struct Setup {
+    client: rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    engine: Engine,
+    events: tokio::sync::mpsc::UnboundedReceiver<PresenterEvent>,
+}
+
+async fn setup() -> Setup {
+    let bridge = Bridge::builder("desk", "1.0").spawn_headless(|_| {});
+    // One registry: the companion's capabilities live in the bridge's own catalog.
+    {
+        let catalog = bridge.catalog_handle();
+        let mut c = catalog.write().unwrap();
+        for spec in [support::notice_show(), support::interaction_choose(), support::animation_celebrate()] {
+            c.register_capability(spec).unwrap();
+        }
+        c.register_character(CharacterSpec::new("robot", "Robot").supports([
+            "notice.show",
+            "interaction.choose",
+            "animation.celebrate",
+        ]))
+        .unwrap();
+    }
+    let (presenter, events) = ScriptedPresenter::new();
+    let engine = Engine::builder(bridge.catalog_handle())
+        .store(SqliteStore::in_memory().unwrap())
+        .presenter(presenter)
+        .start()
+        .unwrap();
+    // MCP clients act as one identity the app chose: no `animate` scope here.
+    let identity = ClientIdentity::external("mcp", "MCP host", [Scope::Discover, Scope::Notify, Scope::Interact]);
+    assert!(bridge.enable_companion_tools(engine.clone(), identity));
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    let server = GuiBridgeServer::new(bridge);
+    tokio::spawn(async move {
+        if let Ok(s) = server.serve(server_io).await {
+            let _ = s.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.unwrap();
+    Setup { client, engine, events }
+}
+
+fn call(name: &str, args: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(name.to_owned()).with_arguments(args.as_object().cloned().unwrap())
+}
+
+/// Plays the user: waits for the request to be shown, marks it displayed, then `answer`s.
+fn user(mut s: tokio::sync::mpsc::UnboundedReceiver<PresenterEvent>, engine: Engine, answer: Option<Value>) {
+    tokio::spawn(async move {
+        while let Some(ev) = s.recv().await {
+            if let PresenterEvent::Show(p) = ev {
+                engine.displayed(&p.request_id).unwrap();
+                match &answer {
+                    Some(a) => engine.user_responded(&p.request_id, a.clone()).unwrap(),
+                    None => engine.view_closed(&p.request_id).unwrap(),
+                }
+            }
+        }
+    });
+}
+
+// CP-1-4, CP-2-4, CP-5-6: capabilities appear as name-safe MCP tools, filtered by the scopes the
+// app granted to MCP clients; their schemas come from the registry.
+#[tokio::test]
+async fn capabilities_are_listed_as_tools() {
+    let s = setup().await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["companion__notice_show", "companion__interaction_choose"], "no animate scope, no celebrate");
+    let choose = tools.iter().find(|t| t.name == "companion__interaction_choose").unwrap();
+    assert_eq!(Value::Object((*choose.input_schema).clone())["properties"]["params"], support::choose_input_schema());
+    // The result is the capability's outputSchema, or null for a request that ended otherwise
+    // (CP-3-16, GB-12.3-4: every result, success or error, matches the declared outputSchema).
+    let out = Value::Object((*choose.output_schema.clone().unwrap()).clone());
+    assert_eq!(out["properties"]["result"]["anyOf"], json!([support::choose_output_schema(), {"type": "null"}]));
+    assert_eq!(out["properties"]["terminalReason"]["anyOf"][1], json!({"type": "null"}));
+    assert!(out.get("required").is_none(), "an error object has none of the snapshot keys");
+}
+
+// CP-3-13, CP-3-16, CP-1-6: a choice completes only with the user's selection, returned as the
+// result, through the same engine lifecycle as socket clients.
+#[tokio::test]
+async fn choose_round_trip_over_mcp() {
+    let s = setup().await;
+    user(s.events, s.engine.clone(), Some(json!({"selectedId": "no"})));
+    let r = s
+        .client
+        .call_tool(call(
+            "companion__interaction_choose",
+            json!({"params": support::choose_params(), "timeoutMs": 60_000}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let body = r.structured_content.unwrap();
+    assert_eq!(body["state"], "completed");
+    assert_eq!(body["result"], json!({"selectedId": "no"}));
+    let id = body["requestId"].as_str().unwrap();
+    // Same record as the engine's own view of the MCP identity.
+    let mcp = ClientIdentity::external("mcp", "MCP host", [Scope::Discover, Scope::Notify, Scope::Interact]);
+    assert_eq!(support::get(&s.engine, &mcp, id).await.unwrap()["state"], "completed");
+}
+
+// CP-3-12: closing the view cancels; no default answer is invented. CP-2-23/25: semantic checks
+// run for MCP calls too. CP-5-6: a capability outside the granted scopes is not callable.
+#[tokio::test]
+async fn cancellation_and_errors_are_is_error_results() {
+    let s = setup().await;
+    user(s.events, s.engine.clone(), None);
+    let r = s
+        .client
+        .call_tool(call(
+            "companion__interaction_choose",
+            json!({"params": support::choose_params(), "timeoutMs": 60_000}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    let body = r.structured_content.unwrap();
+    assert_eq!(body["state"], "cancelled");
+    assert!(body["result"].is_null(), "{body}");
+
+    let dup = json!({"title": "Pick", "options": [{"id": "a", "label": "A"}, {"id": "a", "label": "B"}]});
+    let r = s
+        .client
+        .call_tool(call("companion__interaction_choose", json!({"params": dup, "timeoutMs": 60_000})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(r.structured_content.unwrap()["code"], "INVALID_PARAMS");
+
+    let r = s
+        .client
+        .call_tool(call("companion__animation_celebrate", json!({"params": {}, "timeoutMs": 5_000})))
+        .await
+        .unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(r.structured_content.unwrap()["code"], "UNSUPPORTED_CAPABILITY", "not listed = not callable");
+
+    // CP-2-28: an unknown capability is rejected explicitly, never mistaken for a window.
+    let r = s.client.call_tool(call("companion__nope", json!({"params": {}, "timeoutMs": 5_000}))).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(r.structured_content.unwrap()["code"], "UNSUPPORTED_CAPABILITY");
+}

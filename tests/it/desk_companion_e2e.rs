@@ -1,0 +1,156 @@
+//! The README's companion walk-through, as a new user runs it: start the desk companion, pair
+//! the CLI (approved at the companion's own terminal), create a choice, answer it at the
+//! terminal, wait for the result. Real example binary, real `companion` CLI, real socket.
+//! CP-5-11 (pairing confirmed by the user in the app), CP-6-3 (one JSON value on stdout),
+//! CP-6-8 (exit 0), CP-6-15 (wait reports the state), CP-3-13 (completed only by the user's pick).
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn bin_dir() -> PathBuf {
+    // target/debug/deps/it-… → target/debug
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(|p| p.parent()).unwrap().to_path_buf()
+}
+
+struct Companion {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Companion {
+    fn expect_line(&self, needle: &str) -> String {
+        loop {
+            let line =
+                self.lines.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|_| panic!("no line with {needle:?}"));
+            if line.contains(needle) {
+                return line;
+            }
+        }
+    }
+    fn type_line(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+}
+
+impl Drop for Companion {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn cli(dir: &std::path::Path, args: &[&str]) -> (i32, Value) {
+    let out = Command::new(bin_dir().join("companion"))
+        .args(args)
+        .env("COMPANION_CONFIG_DIR", dir.join("cfg"))
+        .env("COMPANION_SOCKET", dir.join("run/companion.sock"))
+        .output()
+        .expect("run the companion CLI: `cargo build --workspace --bins --examples` first (./test.sh does)");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {stdout}"));
+    (out.status.code().unwrap_or(-1), value)
+}
+
+#[test]
+fn pair_create_answer_wait() {
+    let dir = std::env::temp_dir().join(format!("desk-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(bin_dir().join("examples/desk_companion"))
+        .arg("--socket")
+        .arg(dir.join("run/companion.sock"))
+        .arg("--data")
+        .arg(dir.join("data"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the desk_companion example: `cargo build --workspace --bins --examples` first (./test.sh does)");
+    let (tx, lines) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut companion = Companion { child, lines };
+    companion.expect_line("Type /help");
+
+    // Pairing waits for the person at the companion's terminal.
+    let pair_dir = dir.clone();
+    let pairing = std::thread::spawn(move || {
+        cli(
+            &pair_dir,
+            &[
+                "--json",
+                "pair",
+                "--name",
+                "Build bot",
+                "--scopes",
+                "discover,notify,interact,animate",
+                "--profile",
+                "bot",
+            ],
+        )
+    });
+    // CP-4-17: retention is explained before the user approves the pairing.
+    let prompt = companion.expect_line("asks to pair");
+    assert!(prompt.contains("kept at least 24 hours"), "{prompt}");
+    companion.type_line("y");
+    let (code, paired) = pairing.join().unwrap();
+    assert_eq!(code, 0, "{paired}");
+    assert!(paired.get("key").is_none(), "the key is never printed: {paired}");
+
+    let (code, caps) = cli(&dir, &["--json", "capabilities", "list"]);
+    assert_eq!(code, 0);
+    let ids: Vec<&str> = caps["capabilities"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"interaction.choose") && ids.contains(&"vendor.com.example.desk.tail_swish"), "{ids:?}");
+
+    let request = dir.join("choose.json");
+    std::fs::write(
+        &request,
+        r#"{"capability":"interaction.choose","params":{"title":"Deploy now?","options":[{"id":"yes","label":"Yes"},{"id":"no","label":"No"}]},"timeoutMs":60000}"#,
+    )
+    .unwrap();
+    let (code, created) = cli(&dir, &["--json", "requests", "create", "--file", request.to_str().unwrap()]);
+    assert_eq!(code, 0, "{created}");
+    let id = created["requestId"].as_str().unwrap().to_owned();
+    // CP-3-6: acceptance is not display, and certainly not an answer.
+    assert!(created["result"].is_null());
+    assert!(matches!(created["state"].as_str(), Some("queued" | "running")), "{created}");
+    companion.expect_line("Deploy now?");
+    companion.expect_line("type a number");
+    companion.type_line("1");
+    let (code, done) = cli(&dir, &["--json", "requests", "wait", &id, "--wait-ms", "20000"]);
+    assert_eq!(code, 0, "{done}");
+    assert_eq!(done["state"], "completed");
+    assert_eq!(done["result"]["selectedId"], "yes");
+
+    // CP-6-6, OQ-CP-20: a client's text is shown as plain text: escape sequences and newlines are
+    // displayed escaped, never interpreted by the user's terminal.
+    let notice = dir.join("notice.json");
+    std::fs::write(&notice, r#"{"capability":"notice.show","params":{"text":"A\u001b[2J\nB"},"timeoutMs":10000}"#)
+        .unwrap();
+    let (code, created) = cli(&dir, &["--json", "requests", "create", "--file", notice.to_str().unwrap()]);
+    assert_eq!(code, 0, "{created}");
+    let shown = companion.expect_line("— from Build bot");
+    assert!(shown.contains(r"A\u{001b}[2J\u{000a}B"), "{shown:?}");
+    assert!(!shown.contains('\u{1b}'), "{shown:?}");
+
+    // The user's own controls work even while a client's question is open.
+    let (code, _) = cli(&dir, &["--json", "requests", "create", "--file", request.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    companion.expect_line("type a number");
+    companion.type_line("/clients");
+    companion.expect_line("Build bot  [");
+    drop(companion);
+    let _ = std::fs::remove_dir_all(&dir);
+}

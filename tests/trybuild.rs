@@ -1,9 +1,0 @@
-//! Compile-fail cases: each `tests/ui/<mistake>.rs` holds one mistake an app author can make
-//! and its `.stderr` the one message they get, at their own tokens. Pinned to the toolchain in
-//! use (rustc 1.95): regenerate with `TRYBUILD=overwrite cargo test --test trybuild` and review.
-
-#[test]
-fn ui() {
-    let t = trybuild::TestCases::new();
-    t.compile_fail("tests/ui/*.rs");
-}
