@@ -25,7 +25,7 @@ pub struct QueuePolicy {
     pub mode: QueueMode,
     /// Whether a request of this capability takes the display slot from the request holding it.
     /// Always `false` in protocol 0.1 (declared so that the policy is explicit, CP-2-16);
-    /// [`CapabilityBuilder::build`](super::CapabilityBuilder::build) rejects `true`.
+    /// the capability builder rejects `true`.
     pub interrupts: bool,
 }
 
