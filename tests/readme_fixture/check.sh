@@ -5,7 +5,8 @@
 #
 # The crate is its own workspace, generated under <target>/tmp/readme-fixture and built into the
 # main target directory. It starts from a copy of the workspace's Cargo.lock so that dependencies
-# keep the versions the project is tested with instead of being resolved anew.
+# keep the versions the project is tested with instead of being resolved anew. It then checks
+# that the default features pull in no C build (cc) and no clap, axum or rusqlite (issue #7).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 readme="$root/README.md"
@@ -46,3 +47,13 @@ cp "$root/Cargo.lock" "$crate/Cargo.lock"
 
 echo "readme_fixture: building the README's quick start as a standalone crate ($crate)" >&2
 CARGO_TARGET_DIR="$target" cargo build --quiet --manifest-path "$crate/Cargo.toml"
+
+# Issue #7: the quick start, on bridge-runtime's default features, pulls in no C build and none
+# of the optional surfaces' heavy dependencies.
+heavy=$(cargo tree --quiet --manifest-path "$crate/Cargo.toml" -e normal,build --prefix none |
+  awk '{print $1}' | sort -u | grep -xE 'cc|clap|axum|rusqlite|libsqlite3-sys|yaml_serde' || true)
+if [ -n "$heavy" ]; then
+  echo "readme_fixture: the default features pull in: $(tr '\n' ' ' <<<"$heavy")" >&2
+  exit 1
+fi
+echo "readme_fixture: default features: $(cargo tree --quiet --manifest-path "$crate/Cargo.toml" -e normal,build --prefix none | awk '{print $1}' | sort -u | grep -vx readme-fixture | wc -l) crates, no cc/clap/axum/rusqlite" >&2
