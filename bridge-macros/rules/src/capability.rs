@@ -363,4 +363,76 @@ mod tests {
             "style fallbacks are declared on the style, not the capability"
         );
     }
+
+    /// The texts both sides printed before these rules were shared, byte for byte (the
+    /// run-time ones are `SpecError::Inconsistent` reasons no other test pins).
+    #[test]
+    fn messages() {
+        use CompletionProblem as C;
+        use DisplayMsProblem as D;
+        use FallbackProblem as F;
+        use InteractionProblem as I;
+        let reasons: [(String, &str); 11] = [
+            (I::Missing.reason(), "kind `interaction` needs interaction type `choice` or `text`"),
+            (I::NoneForInteraction.reason(), "kind `interaction` needs interaction type `choice` or `text`"),
+            (
+                I::NeedsInteractionKind { kind: "progress", interaction: "choice" }.reason(),
+                "kind `progress` must have interaction type `none`",
+            ),
+            (
+                C::UserResponseOutsideInteraction { kind: "notice" }.reason().into(),
+                "completion `user_response` is for, and required by, kind `interaction`",
+            ),
+            (D::NotDisplayed { completion: "x" }.reason().into(), "displayMs applies only to completion `displayed`"),
+            (D::Zero.reason().into(), "displayMs must be at least 1"),
+            (EvictableInteraction.reason().into(), "interactions are never evicted (CP-4-11): use queue mode `queue`"),
+            (F::ToItself.reason().into(), "a capability cannot fall back to itself"),
+            (F::NoSituation.reason().into(), "fallback needs at least one `when` situation"),
+            (F::StyleSituation.reason().into(), "style fallbacks are declared on the style, not the capability"),
+            (
+                C::InteractionWithoutUserResponse.reason().into(),
+                C::UserResponseOutsideInteraction { kind: "" }.reason(),
+            ),
+        ];
+        let explanations: [(String, &str); 10] = [
+            (
+                I::Missing.explanation(),
+                "kind \"interaction\" needs its interaction type: `interaction = \"choice\"` or `\"text\"` (CP-2-18)",
+            ),
+            (
+                I::NoneForInteraction.explanation(),
+                "kind \"interaction\" needs interaction type \"choice\" or \"text\", not \"none\" (CP-2-18)",
+            ),
+            (
+                C::UserResponseOutsideInteraction { kind: "animation" }.explanation(),
+                "completion \"user_response\" is for kind \"interaction\" only; a \"animation\" capability completes \
+                 with \"displayed\", \"animation_end\" or \"caller_completes\" (CP-3-15)",
+            ),
+            (
+                C::InteractionWithoutUserResponse.explanation(),
+                "kind \"interaction\" completes only by a user answer: `completion = \"user_response\"` (CP-3-13, \
+                 CP-3-16)",
+            ),
+            (D::Zero.explanation(), "`display_ms` must be at least 1"),
+            (
+                EvictableInteraction.explanation().into(),
+                "interactions are never evicted (CP-4-11): use `queue = \"queue\"`",
+            ),
+            (F::ToItself.explanation().into(), "a capability cannot fall back to itself"),
+            (F::NoSituation.explanation().into(), "`when` needs at least one situation (CP-2-29)"),
+            (
+                F::StyleSituation.explanation().into(),
+                "\"style_unsupported\" fallbacks are declared on the style (`StyleSpec::fallback`), not on the \
+                 capability",
+            ),
+            (
+                D::NotDisplayed { completion: "caller_completes" }.explanation(),
+                "`display_ms` applies only to completion \"displayed\" (this capability completes with \
+                 \"caller_completes\")",
+            ),
+        ];
+        for (got, want) in reasons.iter().chain(&explanations) {
+            assert_eq!(got, want);
+        }
+    }
 }

@@ -19,8 +19,8 @@ use std::fmt;
 mod capability;
 
 pub use capability::{
-    CompletionProblem, DEFAULT_DISPLAY_MS, DisplayMsProblem, EvictableInteraction, FallbackProblem,
-    InteractionProblem, check_completion, check_display_ms, check_fallback_situation, check_fallback_situation_count,
+    CompletionProblem, DEFAULT_DISPLAY_MS, DisplayMsProblem, EvictableInteraction, FallbackProblem, InteractionProblem,
+    check_completion, check_display_ms, check_fallback_situation, check_fallback_situation_count,
     check_fallback_target, check_interaction, check_queue_mode, default_completion,
 };
 
