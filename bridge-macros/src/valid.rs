@@ -599,71 +599,33 @@ fn capability(cx: &Ctxt, c: &Capability) {
         method_shape(cx, c);
         return;
     };
-    let interactive = kind.value == "interaction";
-    match &a.interaction {
-        None if interactive => cx.error_spanned_by(
-            &kind.lit,
-            "kind \"interaction\" needs its interaction type: `interaction = \"choice\"` or `\"text\"` (CP-2-18)",
-        ),
-        Some(i) if interactive && i.value == "none" => cx.error_spanned_by(
-            &i.lit,
-            "kind \"interaction\" needs interaction type \"choice\" or \"text\", not \"none\" (CP-2-18)",
-        ),
-        Some(i) if !interactive && i.value != "none" => cx.error_spanned_by(
-            &i.lit,
-            format!(
-                "interaction type \"{}\" needs kind \"interaction\"; a \"{}\" capability has interaction type \
-                 \"none\" (CP-2-18)",
-                i.value, kind.value
-            ),
-        ),
-        _ => {}
+    let interaction = a.interaction.as_ref().map(|i| i.value);
+    if let Err(problem) = bridge_rules::check_interaction(kind.value, interaction) {
+        // A missing type is reported at the kind, a wrong one at its own literal.
+        let at = match &a.interaction {
+            Some(i) => &i.lit,
+            None => &kind.lit,
+        };
+        cx.error_spanned_by(at, problem.explanation());
     }
     let completion = match &a.completion {
         Some(comp) => {
-            if comp.value == "user_response" && !interactive {
-                cx.error_spanned_by(
-                    &comp.lit,
-                    format!(
-                        "completion \"user_response\" is for kind \"interaction\" only; a \"{}\" capability \
-                         completes with \"displayed\", \"animation_end\" or \"caller_completes\" (CP-3-15)",
-                        kind.value
-                    ),
-                );
-            } else if comp.value != "user_response" && interactive {
-                cx.error_spanned_by(
-                    &comp.lit,
-                    "kind \"interaction\" completes only by a user answer: `completion = \"user_response\"` \
-                     (CP-3-13, CP-3-16)",
-                );
+            if let Err(problem) = bridge_rules::check_completion(kind.value, comp.value) {
+                cx.error_spanned_by(&comp.lit, problem.explanation());
             }
             comp.value
         }
-        None => match kind.value {
-            "animation" => "animation_end",
-            "notice" => "displayed",
-            "progress" => "caller_completes",
-            _ => "user_response",
-        },
+        None => bridge_rules::default_completion(kind.value),
     };
-    if let Some((ms, lit)) = &a.display_ms {
-        if completion != "displayed" {
-            cx.error_spanned_by(
-                lit,
-                format!(
-                    "`display_ms` applies only to completion \"displayed\" (this capability completes with \
-                     \"{completion}\")"
-                ),
-            );
-        } else if *ms == 0 {
-            cx.error_spanned_by(lit, "`display_ms` must be at least 1");
-        }
+    if let Some((ms, lit)) = &a.display_ms
+        && let Err(problem) = bridge_rules::check_display_ms(completion, Some(*ms))
+    {
+        cx.error_spanned_by(lit, problem.explanation());
     }
     if let Some(q) = &a.queue
-        && interactive
-        && q.value == "evictable"
+        && let Err(problem) = bridge_rules::check_queue_mode(kind.value, q.value)
     {
-        cx.error_spanned_by(&q.lit, "interactions are never evicted (CP-4-11): use `queue = \"queue\"`");
+        cx.error_spanned_by(&q.lit, problem.explanation());
     }
     if let Some(scopes) = &a.scopes {
         if scopes.written == 0 {
@@ -758,8 +720,8 @@ fn fallback(cx: &Ctxt, fb: &crate::attr::FallbackAttrs, id: &str) {
             if let Err(problem) = bridge_rules::check_capability_id(&lit.value()) {
                 let why = problem.explanation();
                 cx.error_spanned_by(lit, format!("capability id `{}` {why} (CP-2-27)", lit.value()));
-            } else if lit.value() == id {
-                cx.error_spanned_by(lit, "a capability cannot fall back to itself");
+            } else if let Err(problem) = bridge_rules::check_fallback_target(id, &lit.value()) {
+                cx.error_spanned_by(lit, problem.explanation());
             }
         }
     }
@@ -770,17 +732,13 @@ fn fallback(cx: &Ctxt, fb: &crate::attr::FallbackAttrs, id: &str) {
              (CP-2-29)",
         ),
         Some(when) => {
-            if when.written == 0 {
-                cx.error_spanned_by(&when.tokens, "`when` needs at least one situation (CP-2-29)");
+            if let Err(problem) = bridge_rules::check_fallback_situation_count(when.written) {
+                cx.error_spanned_by(&when.tokens, problem.explanation());
             }
             let mut seen: Vec<&str> = Vec::new();
             for w in &when.items {
-                if w.value == "style_unsupported" {
-                    cx.error_spanned_by(
-                        &w.lit,
-                        "\"style_unsupported\" fallbacks are declared on the style (`StyleSpec::fallback`), \
-                         not on the capability",
-                    );
+                if let Err(problem) = bridge_rules::check_fallback_situation(w.value) {
+                    cx.error_spanned_by(&w.lit, problem.explanation());
                 } else if seen.contains(&w.value) {
                     cx.error_spanned_by(&w.lit, format!("duplicate situation \"{}\"", w.value));
                 }

@@ -7,8 +7,22 @@
 //! Plain functions over `&str`, no dependencies. A rule returns `Err` with a problem that says
 //! what is wrong; each side puts it into its own message (a `compile_error!` at a span, a
 //! `SpecError` at run time).
+//!
+//! How a capability's declared properties fit its kind (interaction type, completion, display
+//! time, queue mode, fallback) are in the same style, with a `reason()` (run time) and an
+//! `explanation()` (compile time) per problem: [`check_interaction`], [`default_completion`],
+//! [`check_completion`], [`check_display_ms`], [`check_queue_mode`], [`check_fallback_target`],
+//! [`check_fallback_situation_count`], [`check_fallback_situation`].
 
 use std::fmt;
+
+mod capability;
+
+pub use capability::{
+    CompletionProblem, DEFAULT_DISPLAY_MS, DisplayMsProblem, EvictableInteraction, FallbackProblem, InteractionProblem,
+    check_completion, check_display_ms, check_fallback_situation, check_fallback_situation_count,
+    check_fallback_target, check_interaction, check_queue_mode, default_completion,
+};
 
 // ---------------------------------------------------------------------------------------------
 // GUI: blocks, actions, labels

@@ -204,41 +204,29 @@ impl CapabilityBuilder {
             return Err(SpecError::InvalidVersion { id, version });
         }
 
-        let interaction = match (self.kind, self.interaction) {
-            (CapabilityKind::Interaction, None | Some(InteractionType::None)) => {
-                return Err(err("kind `interaction` needs interaction type `choice` or `text`".into()));
-            }
-            (CapabilityKind::Interaction, Some(t)) => t,
-            (_, None | Some(InteractionType::None)) => InteractionType::None,
-            (kind, Some(_)) => {
-                return Err(err(format!("kind `{}` must have interaction type `none`", kind.as_str())));
-            }
-        };
+        let kind = self.kind.as_str();
+        bridge_rules::check_interaction(kind, self.interaction.map(InteractionType::as_str))
+            .map_err(|problem| err(problem.reason()))?;
+        let interaction = self.interaction.unwrap_or(InteractionType::None);
 
-        let completion = self.completion.unwrap_or(match self.kind {
-            CapabilityKind::Animation => Completion::AnimationEnd,
-            CapabilityKind::Notice => Completion::Displayed,
-            CapabilityKind::Progress => Completion::CallerCompletes,
-            CapabilityKind::Interaction => Completion::UserResponse,
-        });
-        if (completion == Completion::UserResponse) != (self.kind == CapabilityKind::Interaction) {
-            return Err(err("completion `user_response` is for, and required by, kind `interaction`".into()));
-        }
-        let display_ms = match (completion, self.display_ms) {
-            (Completion::Displayed, None) => Some(5_000),
-            (Completion::Displayed, Some(0)) => return Err(err("displayMs must be at least 1".into())),
-            (Completion::Displayed, Some(ms)) => Some(ms),
-            (_, None) => None,
-            (_, Some(_)) => return Err(err("displayMs applies only to completion `displayed`".into())),
+        let completion = match self.completion {
+            Some(completion) => completion,
+            None => {
+                let default = bridge_rules::default_completion(kind);
+                // Unreachable: every default is a `Completion` (kind.rs's tests).
+                Completion::from_wire(default).ok_or_else(|| err(format!("unknown default completion `{default}`")))?
+            }
         };
+        bridge_rules::check_completion(kind, completion.as_str()).map_err(|problem| err(problem.reason().into()))?;
+        let display_ms = bridge_rules::check_display_ms(completion.as_str(), self.display_ms)
+            .map_err(|problem| err(problem.reason().into()))?;
 
         let queue_policy = self.queue_policy.unwrap_or(QueuePolicy {
             mode: if self.kind == CapabilityKind::Notice { QueueMode::Evictable } else { QueueMode::Queue },
             interrupts: false,
         });
-        if self.kind == CapabilityKind::Interaction && queue_policy.mode == QueueMode::Evictable {
-            return Err(err("interactions are never evicted (CP-4-11): use queue mode `queue`".into()));
-        }
+        bridge_rules::check_queue_mode(kind, queue_policy.mode.as_str())
+            .map_err(|problem| err(problem.reason().into()))?;
         if queue_policy.interrupts {
             return Err(err("`interrupts: true` is not supported in protocol 0.1".into()));
         }
@@ -278,15 +266,12 @@ impl CapabilityBuilder {
 
         if let Some(fb) = &self.fallback {
             validate_capability_id(&fb.capability)?;
-            if fb.capability == id {
-                return Err(err("a capability cannot fall back to itself".into()));
-            }
-            if fb.when.is_empty() {
-                return Err(err("fallback needs at least one `when` situation".into()));
-            }
-            if fb.when.contains(&FallbackReason::StyleUnsupported) {
-                return Err(err("style fallbacks are declared on the style, not the capability".into()));
-            }
+            bridge_rules::check_fallback_target(&id, &fb.capability)
+                .and_then(|()| bridge_rules::check_fallback_situation_count(fb.when.len()))
+                .and_then(|()| {
+                    fb.when.iter().try_for_each(|when| bridge_rules::check_fallback_situation(when.as_str()))
+                })
+                .map_err(|problem| err(problem.reason().into()))?;
         }
 
         Ok(CapabilitySpec {

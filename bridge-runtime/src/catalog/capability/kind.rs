@@ -41,6 +41,13 @@ pub enum InteractionType {
     Text,
 }
 
+impl InteractionType {
+    /// The wire string, e.g. `"choice"`.
+    pub(crate) fn as_str(self) -> &'static str {
+        bridge_rules::INTERACTIONS[self as usize]
+    }
+}
+
 /// What makes a request `completed`, descriptor key `completion` (CP-2-15, CP-3-15). Closed list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -62,6 +69,22 @@ pub enum Completion {
     /// Stays `running` until the caller ends it with `requests.update` `{"complete": true}`
     /// (progress). Result `{}`.
     CallerCompletes,
+}
+
+impl Completion {
+    /// Every completion, in wire order.
+    const ALL: [Completion; 4] =
+        [Completion::Displayed, Completion::AnimationEnd, Completion::UserResponse, Completion::CallerCompletes];
+
+    /// The wire string, e.g. `"displayed"`.
+    pub(crate) fn as_str(self) -> &'static str {
+        bridge_rules::COMPLETIONS[self as usize]
+    }
+
+    /// The completion spelt `wire` on the wire, if any.
+    pub(crate) fn from_wire(wire: &str) -> Option<Completion> {
+        Completion::ALL.into_iter().find(|c| c.as_str() == wire)
+    }
 }
 
 /// An authorisation scope (CP-5-6). The capability's `requiredScopes` is authoritative;
@@ -130,6 +153,13 @@ pub enum QueueMode {
     Evictable,
 }
 
+impl QueueMode {
+    /// The wire string, e.g. `"evictable"`.
+    pub(crate) fn as_str(self) -> &'static str {
+        bridge_rules::QUEUE_MODES[self as usize]
+    }
+}
+
 /// Why a declared alternative was used, snapshot key `fallbackReason` and descriptor
 /// `fallback.when` (CP-2-29, OQ-CP-4). Closed list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -142,6 +172,13 @@ pub enum FallbackReason {
     /// The requested style does not apply to the (resolved) capability; the style's declared
     /// fallback style was used.
     StyleUnsupported,
+}
+
+impl FallbackReason {
+    /// The wire string, e.g. `"reduced_motion"`.
+    pub(crate) fn as_str(self) -> &'static str {
+        bridge_rules::FALLBACK_REASONS[self as usize]
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +214,22 @@ mod tests {
         );
         for k in [K::Animation, K::Notice, K::Progress, K::Interaction] {
             assert_eq!(serde_json::to_value(k).ok(), Some(k.as_str().into()));
+            // The kind's default completion (bridge_rules) is one of ours.
+            assert!(C::from_wire(bridge_rules::default_completion(k.as_str())).is_some(), "{k:?}");
+        }
+        for i in [I::None, I::Choice, I::Text] {
+            assert_eq!(serde_json::to_value(i).ok(), Some(i.as_str().into()));
+        }
+        for c in Completion::ALL {
+            assert_eq!(serde_json::to_value(c).ok(), Some(c.as_str().into()));
+            assert_eq!(C::from_wire(c.as_str()), Some(c));
+        }
+        assert_eq!(C::from_wire("shown"), None);
+        for q in [QueueMode::Queue, QueueMode::Evictable] {
+            assert_eq!(serde_json::to_value(q).ok(), Some(q.as_str().into()));
+        }
+        for f in [F::CharacterUnsupported, F::ReducedMotion, F::StyleUnsupported] {
+            assert_eq!(serde_json::to_value(f).ok(), Some(f.as_str().into()));
         }
         for s in Scope::ALL {
             assert_eq!(serde_json::to_value(s).ok(), Some(s.as_str().into()));
