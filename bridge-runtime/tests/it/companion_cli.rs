@@ -260,6 +260,58 @@ async fn exit_2_for_parameter_errors() {
     assert_eq!(r.code, 0, "{}", r.stdout);
 }
 
+// CP-6-9, CP-6-16: a request file over the 1 MiB limit is refused as such (exit 2, USAGE_ERROR, the
+// file's name, size and the limit), never cut at the limit and misreported as invalid JSON; from a
+// file or from stdin, for `create` and `update`. A file of exactly 1 MiB is still read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_files_over_1_mib_are_refused_as_too_large() {
+    const LIMIT: usize = 1 << 20;
+    let mut h = start().await;
+    let mut cli = Cli::new(&h);
+    cli.pair(&mut h, "agent", "discover,interact,notify").await;
+
+    let mut big = choose_request();
+    big["params"]["prompt"] = json!("x".repeat(LIMIT + 4096));
+    let f = cli.write_file("big.json", &big);
+    let size = std::fs::metadata(&f).unwrap().len();
+    for args in [
+        ["requests", "create", "--file", s(&f), "--json"].as_slice(),
+        &["requests", "update", "req_x", "--file", s(&f), "--json"],
+    ] {
+        let r = cli.run(args).await;
+        assert_eq!((r.code, r.error_code().as_str()), (2, "USAGE_ERROR"), "{args:?}: {}", r.stdout);
+        let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(s(&f)), "names the file: {message}");
+        assert!(message.contains(&size.to_string()), "gives its size: {message}");
+        assert!(message.contains("1 MiB") && message.contains("1048576"), "gives the limit: {message}");
+        assert!(!message.contains("JSON"), "not a JSON error: {message}");
+    }
+    // Plain mode: the same on stderr.
+    let r = cli.run(&["requests", "create", "--file", s(&f)]).await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("USAGE_ERROR") && r.stderr.contains("1 MiB"), "{}", r.stderr);
+
+    // From stdin: one byte over is refused (the size beyond the limit is unknown there).
+    let body = format!("{{\"capability\": \"{}\"}}", "x".repeat(LIMIT));
+    let body = &body[..LIMIT + 1];
+    for args in [
+        ["requests", "create", "--file", "-", "--json"].as_slice(),
+        &["requests", "update", "req_x", "--file", "-", "--json"],
+    ] {
+        let r = cli.run_with_stdin(args, Some(body)).await;
+        assert_eq!((r.code, r.error_code().as_str()), (2, "USAGE_ERROR"), "{args:?}: {}", r.stdout);
+        let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("standard input") && message.contains("1 MiB"), "{message}");
+    }
+
+    // Exactly at the limit: read whole (here: not JSON, so INVALID_PARAMS, not "too large").
+    let at_limit = cli.config.parent().unwrap().join("at-limit.json");
+    std::fs::write(&at_limit, format!("{{{}", " ".repeat(LIMIT - 1))).unwrap();
+    let r = cli.run(&["requests", "create", "--file", s(&at_limit), "--json"]).await;
+    assert_eq!((r.code, r.error_code().as_str()), (2, "INVALID_PARAMS"), "{}", r.stdout);
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("not valid JSON"));
+}
+
 // CP-6-10, CP-6-7, CP-5-10: authentication/permission/profile problems → 3; never an implicit
 // pick among several profiles; a profile readable by others is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,7 +8,7 @@
 //!   capabilities list
 //!   capabilities describe ID
 //!   styles list
-//!   requests create --file F          (F: requests.create params; `-` = stdin)
+//!   requests create --file F          (F: requests.create params; `-` = stdin; at most 1 MiB)
 //!   requests get ID
 //!   requests wait ID [--wait-ms N] [--after-revision N]
 //!   requests cancel ID
@@ -74,7 +74,7 @@ pub const DEFAULT_WAIT_MS: u64 = 30_000;
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long `pair` waits for the user (the runtime bounds it too).
 const PAIR_TIMEOUT: Duration = Duration::from_secs(15 * 60);
-/// Largest request file, bytes.
+/// Largest request file (`requests create/update --file`), bytes: 1 MiB.
 const MAX_FILE_BYTES: u64 = 1 << 20;
 
 /// Runs the CLI on the process's arguments and stdio; returns the exit code.
@@ -290,16 +290,35 @@ fn wait(session: &mut Session, id: &str, budget_ms: u64, after_revision: Option<
     }
 }
 
-/// Reads a JSON object of protocol params from `path` (`-` = stdin). Credentials are refused
-/// (CP-6-2): the key only ever comes from a profile.
+/// Reads a JSON object of protocol params from `path` (`-` = stdin), at most
+/// [`MAX_FILE_BYTES`] (1 MiB): a larger file is refused as a whole (`USAGE_ERROR`, exit 2, CP-6-9)
+/// rather than cut and misread. Credentials are refused (CP-6-2): the key only ever comes from a
+/// profile.
 fn read_params_file(path: &Path) -> Result<Value, Failure> {
-    let mut text = String::new();
-    let read = if path == Path::new("-") {
-        std::io::stdin().take(MAX_FILE_BYTES).read_to_string(&mut text)
+    let cannot_read = |e: std::io::Error| usage(format!("cannot read {}: {e}", path.display()));
+    let mut bytes = Vec::new();
+    // One byte past the limit tells "exactly at the limit" from "larger".
+    let (read, known_size) = if path == Path::new("-") {
+        (std::io::stdin().lock().take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes), None)
     } else {
-        std::fs::File::open(path).and_then(|f| f.take(MAX_FILE_BYTES).read_to_string(&mut text))
+        let file = std::fs::File::open(path).map_err(cannot_read)?;
+        let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        (file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes), size)
     };
-    read.map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
+    read.map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        let name =
+            if path == Path::new("-") { "the standard input (-)".to_owned() } else { path.display().to_string() };
+        let size = match known_size {
+            Some(size) if size > MAX_FILE_BYTES => format!("{size} bytes"),
+            _ => format!("more than {MAX_FILE_BYTES} bytes"),
+        };
+        return Err(usage(format!(
+            "{name} is too large ({size}); a request file may hold at most 1 MiB ({MAX_FILE_BYTES} bytes)"
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| usage(format!("cannot read {}: stream did not contain valid UTF-8", path.display())))?;
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| Failure::new(ErrorCode::InvalidParams, format!("{} is not valid JSON: {e}", path.display())))?;
     let Some(obj) = value.as_object() else {

@@ -77,7 +77,7 @@ impl Exit {
 ///
 /// | code | exit | retryable | meaning |
 /// | --- | --- | --- | --- |
-/// | `USAGE_ERROR` | 2 | no | the command line or a request file is unusable |
+/// | `USAGE_ERROR` | 2 | no | the command line or a request file is unusable (unreadable, over 1 MiB) |
 /// | `INVALID_REQUEST` | 2 | no | the runtime rejected the message as not a JSON-RPC request |
 /// | `PROFILE_ERROR` | 3 | no | no usable credential profile (none, several and none named, unsafe file) |
 /// | `CONNECTION_FAILED` | 4 | yes | the socket cannot be reached, or the connection broke |
