@@ -335,6 +335,18 @@ async fn exit_3_for_auth_and_profile_problems() {
     let r = cli.run(&["characters", "list", "--json"]).await;
     assert_eq!((r.code, r.error_code().as_str()), (3, "PROFILE_ERROR"), "ambiguous: two profiles, none named");
     assert!(r.json()["error"]["message"].as_str().unwrap().contains("--credential-profile"));
+    // runtime describe needs no profile: with several and none named it asks unauthenticated
+    // (nothing picked among them, CP-6-7); a named one is still used.
+    let r = cli.run(&["--json", "runtime", "describe"]).await;
+    assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
+    assert_eq!(r.json()["authorization"]["authenticated"], false);
+    let r = cli.run(&["--json", "runtime", "describe", "--socket", s(&cli.socket)]).await;
+    assert_eq!((r.code, r.json()["authorization"]["authenticated"].clone()), (0, json!(false)));
+    let r = cli.run(&["--json", "--credential-profile", "admin", "runtime", "describe"]).await;
+    assert_eq!(r.code, 0, "{} {}", r.stdout, r.stderr);
+    assert_eq!(r.json()["authorization"]["authenticated"], true);
+    let r = cli.run(&["--json", "--credential-profile", "nobody", "runtime", "describe"]).await;
+    assert_eq!((r.code, r.error_code().as_str()), (3, "PROFILE_ERROR"), "a named profile that is missing");
     let r = cli.run(&["characters", "list", "--json", "--credential-profile", "admin"]).await;
     assert_eq!(r.code, 0);
     let r = cli.run(&["--credential-profile", "nobody", "characters", "list", "--json"]).await;

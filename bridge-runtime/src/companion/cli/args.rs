@@ -64,7 +64,7 @@ pub(super) enum Command {
 #[derive(Debug, Clone, Subcommand)]
 pub(super) enum RuntimeCommand {
     /// Implementation, protocol version, limits, authorisation state (`runtime.describe`). Works
-    /// without a profile.
+    /// without a profile: unauthenticated unless one is named or only one exists.
     Describe {
         /// A protocol version this client speaks (repeatable); none in common → exit 2.
         #[arg(long = "protocol-version", value_name = "VERSION")]

@@ -21,7 +21,9 @@
 //!   `$COMPANION_CONFIG_DIR`, else `$XDG_CONFIG_HOME/companion`, else `~/.config/companion`),
 //!   never from arguments or request files (a request file holding `key` or `clientId` is
 //!   refused before anything is sent). `--credential-profile NAME`, else the only
-//!   profile; several and none named → exit 3. `runtime describe` works without any profile.
+//!   profile; several and none named → exit 3 (CP-6-7). `runtime describe` works without a
+//!   profile: with none named and none or several existing it asks unauthenticated (on
+//!   `--socket`, `$COMPANION_SOCKET` or the default socket); a named or only profile is used.
 //! - **Machine mode (`--json`, CP-6-3 … CP-6-5).** stdout carries exactly one JSON value (UTF-8,
 //!   never NaN/Infinity): the result on success (exit 0); on every non-zero exit
 //!   `{"error": {"code", "message", "retryable", ...details}}`, plus `"request": {snapshot}`
@@ -365,10 +367,16 @@ struct Session {
 }
 
 impl Session {
-    /// Connects; authenticates with the profile (required unless `!need_profile`).
+    /// Connects; authenticates with the profile (required unless `!need_profile`). Without
+    /// `need_profile` (`runtime describe`) and with no profile named, none or several profiles
+    /// mean an unauthenticated session: nothing is picked among several (CP-6-7), and the
+    /// method needs no credentials. A named profile is always used (or its problem reported).
     fn open(cli: &Cli, need_profile: bool) -> Result<Self, Failure> {
         let dir = profile::profiles_dir();
-        let chosen = profile::choose(dir.as_deref(), cli.credential_profile.as_deref()).map_err(profile_failure)?;
+        let chosen = match profile::choose(dir.as_deref(), cli.credential_profile.as_deref()) {
+            Err(profile::ProfileError::Ambiguous(_)) if !need_profile && cli.credential_profile.is_none() => None,
+            chosen => chosen.map_err(profile_failure)?,
+        };
         if need_profile && chosen.is_none() {
             return Err(profile_failure(profile::ProfileError::None));
         }
