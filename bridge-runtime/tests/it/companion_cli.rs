@@ -312,6 +312,48 @@ async fn request_files_over_1_mib_are_refused_as_too_large() {
     assert!(r.json()["error"]["message"].as_str().unwrap().contains("not valid JSON"));
 }
 
+// CP-6-3, CP-6-9, CP-6-16: command-line mistakes in machine mode → exit 2 and one JSON error with a
+// real one-line message: a group without its subcommand names the group and its subcommands (not
+// the group's help text); unknown arguments, missing and invalid values say what is wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_errors_have_one_line_messages() {
+    let h = start().await;
+    let cli = Cli::new(&h);
+    let usage = |r: &Run| -> String {
+        assert_eq!((r.code, r.error_code().as_str()), (2, "USAGE_ERROR"), "{}", r.stdout);
+        let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(!message.is_empty() && !message.contains('\n'), "one line: {message:?}");
+        assert!(!message.starts_with("error:"), "{message}");
+        message
+    };
+
+    let m = usage(&cli.run(&["--json", "capabilities"]).await);
+    assert!(m.contains("`companion capabilities` needs a subcommand: list, describe"), "{m}");
+    assert!(!m.contains("The capabilities"), "not the about text: {m}");
+    let m = usage(&cli.run(&["--socket", "/nowhere.sock", "requests", "--json"]).await);
+    assert!(m.contains("`companion requests` needs a subcommand: create, get, wait, cancel, update"), "{m}");
+    let m = usage(&cli.run(&["--json"]).await);
+    assert!(m.contains("`companion` needs a subcommand: runtime, characters, capabilities"), "{m}");
+    assert!(!m.contains("help,") && !m.ends_with("help"), "{m}");
+    // Plain mode: the message first on stderr, nothing on stdout.
+    let r = cli.run(&["styles"]).await;
+    assert_eq!(r.code, 2);
+    assert!(r.stdout.is_empty());
+    assert!(r.stderr.starts_with("error: `companion styles` needs a subcommand: list"), "{}", r.stderr);
+
+    // Unknown argument, unknown subcommand, missing value, invalid value, missing argument.
+    let m = usage(&cli.run(&["requests", "get", "req_x", "--key", "ck_00", "--json"]).await);
+    assert!(m.contains("unexpected argument '--key'"), "{m}");
+    let m = usage(&cli.run(&["--json", "capabilities", "frobnicate"]).await);
+    assert!(m.contains("'frobnicate'"), "{m}");
+    let m = usage(&cli.run(&["--json", "requests", "create", "--file"]).await);
+    assert!(m.contains("a value is required for '--file <FILE>'"), "{m}");
+    let m = usage(&cli.run(&["--json", "requests", "wait", "req_x", "--wait-ms", "soon"]).await);
+    assert!(m.contains("invalid value 'soon' for '--wait-ms <MS>'"), "{m}");
+    let m = usage(&cli.run(&["--json", "requests", "create"]).await);
+    assert!(m.contains("required arguments were not provided") && m.contains("--file <FILE>"), "{m}");
+}
+
 // CP-6-10, CP-6-7, CP-5-10: authentication/permission/profile problems → 3; never an implicit
 // pick among several profiles; a profile readable by others is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -100,12 +100,15 @@ pub fn run(args: impl IntoIterator<Item = OsString>, stdout: &mut dyn Write, std
                 let _ = write!(stdout, "{}", e.render());
                 return Exit::Ok.code();
             }
+            let missing_subcommand =
+                matches!(e.kind(), ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand);
+            let message = if missing_subcommand { missing_subcommand_message(&args) } else { clap_message(&e) };
             if json_hint {
-                let text = e.to_string();
-                let message: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
-                let message = message.join(" ").trim_start_matches("error: ").to_owned();
                 let _ = writeln!(stderr, "{}", e.render());
                 emit_json(stdout, &Failure::new(CliCode::UsageError, message).to_json());
+            } else if missing_subcommand {
+                // clap shows the help there; say first what is wrong.
+                let _ = write!(stderr, "error: {message}\n\n{}", e.render());
             } else {
                 let _ = write!(stderr, "{}", e.render());
             }
@@ -132,6 +135,65 @@ pub fn run(args: impl IntoIterator<Item = OsString>, stdout: &mut dyn Write, std
             }
             failure.exit().code()
         }
+    }
+}
+
+/// The one-line message of a clap error: its first paragraph without the `error: ` prefix
+/// (e.g. "unexpected argument '--key' found", "a value is required for '--file <FILE>' but none
+/// was supplied", "invalid value 'x' for '--wait-ms <MS>': invalid digit found in string").
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let lines: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+    let message = lines.join(" ");
+    let message = message.trim_start_matches("error: ").trim();
+    if message.is_empty() { "invalid command line; see `companion --help`".to_owned() } else { message.to_owned() }
+}
+
+/// The message for a command group given without its subcommand (clap's `MissingSubcommand` and
+/// `DisplayHelpOnMissingArgumentOrSubcommand`, whose own text is the group's help): e.g.
+/// "`companion capabilities` needs a subcommand: list, describe (see `companion capabilities
+/// --help`)". The group is found by walking `args` through the command tree.
+fn missing_subcommand_message(args: &[OsString]) -> String {
+    use clap::CommandFactory;
+    let mut root = Cli::command();
+    root.build();
+    let mut path = vec![root.get_name().to_owned()];
+    let mut current = &root;
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        let Some(arg) = arg.to_str() else { break };
+        if arg == "--" {
+            break;
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let takes_value = !long.contains('=')
+                && current.get_arguments().any(|a| a.get_long() == Some(long) && a.get_action().takes_values());
+            if takes_value {
+                rest.next();
+            }
+            continue;
+        }
+        if arg.starts_with('-') && arg.len() > 1 {
+            continue;
+        }
+        match current.find_subcommand(arg) {
+            Some(sub) => {
+                path.push(sub.get_name().to_owned());
+                current = sub;
+            }
+            None => break,
+        }
+    }
+    let path = path.join(" ");
+    let subs: Vec<&str> = current
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .map(|c| c.get_name())
+        .collect();
+    if subs.is_empty() {
+        format!("`{path}` needs more arguments (see `{path} --help`)")
+    } else {
+        format!("`{path}` needs a subcommand: {} (see `{path} --help`)", subs.join(", "))
     }
 }
 
