@@ -448,6 +448,21 @@ async fn exit_5_6_7_follow_the_request() {
     assert_eq!(r.json()["error"]["retryable"], true);
     assert!(!r.json()["error"]["message"].as_str().unwrap().is_empty());
     assert_eq!(r.json()["request"]["state"], "awaiting_user");
+    // The full snapshot (README: these errors carry the request's snapshot), not the `unchanged`
+    // marker of requests.wait.
+    let pending = r.json()["request"].clone();
+    assert!(pending.get("unchanged").is_none(), "{pending}");
+    assert_eq!(pending["requestId"], id.as_str());
+    assert_eq!(pending["capability"], "interaction.choose");
+    assert!(pending["revision"].is_u64() && pending.get("character").is_some(), "{pending}");
+    let got = cli.run(&["requests", "get", &id, "--json"]).await.json();
+    assert_eq!(pending, got, "the same snapshot requests get shows");
+    // Plain mode: the snapshot on stdout, the error on stderr.
+    let r = cli.run(&["requests", "wait", &id, "--wait-ms", "100"]).await;
+    assert_eq!(r.code, 7);
+    assert!(r.stdout.contains("state: awaiting_user") && r.stdout.contains("capability: interaction.choose"));
+    assert!(!r.stdout.contains("no change before the wait ended"), "{}", r.stdout);
+    assert!(r.stderr.contains("REQUEST_PENDING"), "{}", r.stderr);
     // With --after-revision: the first change is enough.
     let r = cli.run(&["requests", "wait", &id, "--after-revision", "1", "--json"]).await;
     assert_eq!(r.code, 0);

@@ -38,8 +38,9 @@
 //!   (`REQUEST_CANCELLED`), `expired` → 6 (`REQUEST_EXPIRED`), others 0 (`requests cancel`
 //!   ending `cancelled` → 0). `requests wait` waits for the end (or, with `--after-revision`,
 //!   for the next change), looping over `requests.wait` (CP-3-22) for at most `--wait-ms` in
-//!   total (default 30000); still running then → 7 (`REQUEST_PENDING`). The snapshot always
-//!   includes `state` (CP-6-15).
+//!   total (default 30000); still running then → 7 (`REQUEST_PENDING`) with the request's full
+//!   snapshot (fetched with `requests.get` when the wait's last answer is the `unchanged`
+//!   marker). The snapshot always includes `state` (CP-6-15).
 
 mod args;
 mod client;
@@ -57,7 +58,7 @@ use crate::companion::protocol::params::{
     CapabilitiesDescribeParams, CapabilitiesListParams, NoParams, PairingParams, RequestRef, RuntimeDescribeParams,
     SessionParams, WaitParams,
 };
-use crate::companion::protocol::results::{CapabilityPage, WaitResult};
+use crate::companion::protocol::results::{CapabilityPage, Unchanged, WaitResult};
 use crate::companion::protocol::{CompanionMethod, method};
 use crate::companion::server::default_socket_path;
 use clap::Parser;
@@ -320,12 +321,13 @@ fn requests(cli: &Cli, cmd: &RequestsCommand) -> Outcome {
 }
 
 /// `requests wait`: loops over `requests.wait` until the request is terminal (or changed, with
-/// `after_revision`), within `budget_ms` in total; still running then → `REQUEST_PENDING`.
+/// `after_revision`), within `budget_ms` in total; still running then → `REQUEST_PENDING` with
+/// the full snapshot (CP-6-15): when the last answer is the `unchanged` marker, the snapshot is
+/// fetched with `requests.get`.
 fn wait(session: &mut Session, id: &str, budget_ms: u64, after_revision: Option<u64>) -> Outcome {
     let start = Instant::now();
     let next_change_only = after_revision.is_some();
     let mut after = after_revision;
-    let mut last: Option<(u64, Value)> = None;
     loop {
         let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
         let remaining = budget_ms.saturating_sub(elapsed);
@@ -334,12 +336,7 @@ fn wait(session: &mut Session, id: &str, budget_ms: u64, after_revision: Option<
         let reply = session.call::<method::RequestsWait>(params_of(&params), timeout)?;
         let snapshot = match reply.value {
             WaitResult::Unchanged(unchanged) => {
-                // Still running when the wait ended: the newest full snapshot if there is one.
-                let out = match last {
-                    Some((revision, snapshot)) if revision == unchanged.revision => snapshot,
-                    _ => reply.raw,
-                };
-                return Err(Failure::pending(unchanged.state, out));
+                return still_running(session, id, unchanged, reply.raw, after_revision);
             }
             WaitResult::Changed(snapshot) => snapshot,
         };
@@ -350,8 +347,30 @@ fn wait(session: &mut Session, id: &str, budget_ms: u64, after_revision: Option<
         if remaining == 0 {
             return Err(Failure::pending(snapshot.state, reply.raw));
         }
-        last = Some((snapshot.revision, reply.raw));
     }
+}
+
+/// The end of a wait whose last answer was the `unchanged` marker: the request's full snapshot
+/// from `requests.get` under `request` (CP-6-15, CP-6-16). Should the request have ended (or,
+/// with `after_revision`, changed) in between, that outcome is reported instead; should the
+/// `requests.get` call itself fail, the marker (which has the state) is kept.
+fn still_running(
+    session: &mut Session,
+    id: &str,
+    unchanged: Unchanged,
+    marker: Value,
+    after_revision: Option<u64>,
+) -> Outcome {
+    let params = RequestRef { request_id: id.to_owned() };
+    let Ok(reply) = session.call::<method::RequestsGet>(params_of(&params), CALL_TIMEOUT) else {
+        return Err(Failure::pending(unchanged.state, marker));
+    };
+    let snapshot = reply.value;
+    let changed = after_revision.is_some_and(|after| snapshot.revision > after);
+    if snapshot.state.is_terminal() || changed {
+        return request_outcome(snapshot.state, reply.raw, false);
+    }
+    Err(Failure::pending(snapshot.state, reply.raw))
 }
 
 /// Reads a JSON object of protocol params from `path` (`-` = stdin), at most

@@ -87,8 +87,9 @@ impl Exit {
 /// | `REQUEST_EXPIRED` | 6 | no | the request's deadline passed (`expired`) |
 /// | `REQUEST_PENDING` | 7 | yes | `requests wait` ended while the request is still running; wait again |
 ///
-/// The four `REQUEST_*` codes come with the request's snapshot under `request` (the newest one
-/// the CLI saw; for `REQUEST_PENDING` possibly the `unchanged` marker of `requests.wait`).
+/// The four `REQUEST_*` codes come with the request's full snapshot under `request` (the newest
+/// one the CLI saw; for `REQUEST_PENDING` fetched with `requests.get` when the wait ended on the
+/// `unchanged` marker of `requests.wait`, which is kept only should that call fail).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CliCode {
