@@ -597,7 +597,9 @@ fn millis(meta: &ParseNestedMeta) -> syn::Result<(u64, LitInt)> {
         .value()?
         .parse()
         .map_err(|e| syn::Error::new(e.span(), format!("`{k}` takes an integer number of milliseconds")))?;
-    let n = lit.base10_parse::<u64>()?;
+    let n = lit.base10_parse::<u64>().map_err(|_| {
+        syn::Error::new(lit.span(), format!("`{k}` takes a whole number of milliseconds, 0 or more (got `{lit}`)"))
+    })?;
     Ok((n, lit))
 }
 
