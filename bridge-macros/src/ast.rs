@@ -29,6 +29,7 @@ pub(crate) struct Window<'a> {
     pub(crate) krate: Path,
     pub(crate) title: Option<StrOrPath>,
     pub(crate) summary: Option<StrOrPath>,
+    pub(crate) view: Option<crate::attr::ViewArgs>,
     pub(crate) fields: Vec<WindowField<'a>>,
 }
 
@@ -79,7 +80,7 @@ impl<'a> Window<'a> {
                 Vec::new()
             }
         };
-        Window { item, krate: krate(args.krate), title: args.title, summary: args.summary, fields }
+        Window { item, krate: krate(args.krate), title: args.title, summary: args.summary, view: args.view, fields }
     }
 
     /// The declared blocks in declaration order (skipped and undeclared fields left out).

@@ -14,7 +14,8 @@ use syn::{Attribute, Expr, Ident, Lit, LitBool, LitInt, LitStr, Meta, Path, Toke
 
 pub(crate) const BLOCK_KINDS: &[&str] = &bridge_rules::BLOCK_KINDS;
 const BLOCK_OPTIONS: &[&str] = &["id", "label", "sensitive", "max_rows", "ordered", "severity"];
-const WINDOW_KEYS: &[&str] = &["title", "summary", "crate"];
+const WINDOW_KEYS: &[&str] = &["title", "summary", "view", "crate"];
+const VIEW_KEYS: &[&str] = &["file", "connect_domains", "resource_domains", "frame_domains", "base_uri_domains"];
 const ACTIONS_KEYS: &[&str] = &["companion", "crate"];
 const ACTION_KEYS: &[&str] =
     &["name", "title", "description", "read_only", "destructive", "idempotent", "open_world", "available"];
@@ -225,18 +226,107 @@ pub(crate) fn doc_comment(attrs: &[Attribute]) -> Option<String> {
 pub(crate) struct WindowArgs {
     pub(crate) title: Option<StrOrPath>,
     pub(crate) summary: Option<StrOrPath>,
+    pub(crate) view: Option<ViewArgs>,
     pub(crate) krate: Option<Path>,
+}
+
+/// `view = "file.html"` or `view(file = "…", connect_domains = […], resource_domains = […],
+/// frame_domains = […], base_uri_domains = […])`: the window type's own MCP Apps view.
+pub(crate) struct ViewArgs {
+    /// The HTML file, relative to the crate root (`CARGO_MANIFEST_DIR`).
+    pub(crate) file: LitStr,
+    /// Its absolute path, once found.
+    pub(crate) path: Option<String>,
+    /// `connect_domains`, `resource_domains`, `frame_domains`, `base_uri_domains`, in the order
+    /// of `bridge_rules::CSP_LISTS`; each entry an https:// origin (checked here).
+    pub(crate) domains: [Vec<LitStr>; 4],
+}
+
+fn view_args(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<ViewArgs>> {
+    let usage = "`view` reads `view = \"views/window.html\"` or `view(file = \"views/window.html\", resource_domains = [\"https://cdn.example.com\"])`";
+    let (file, domains) = if meta.input.peek(Token![=]) {
+        (Some(lit_str(meta)?), Default::default())
+    } else if meta.input.peek(syn::token::Paren) {
+        let mut file = Attr::none(cx, "file");
+        let mut lists: [Attr<'_, List<LitStr>>; 4] = [
+            Attr::none(cx, "connect_domains"),
+            Attr::none(cx, "resource_domains"),
+            Attr::none(cx, "frame_domains"),
+            Attr::none(cx, "base_uri_domains"),
+        ];
+        meta.parse_nested_meta(|inner| {
+            match key(&inner).as_str() {
+                "file" => file.set(&inner.path, lit_str(&inner)?),
+                k @ ("connect_domains" | "resource_domains" | "frame_domains" | "base_uri_domains") => {
+                    let i = VIEW_KEYS[1..].iter().position(|v| *v == k).unwrap_or_default();
+                    let list = str_list(&inner)?;
+                    for lit in &list.items {
+                        if let Err(problem) = bridge_rules::check_csp_domain(&lit.value()) {
+                            cx.error_spanned_by(
+                                lit,
+                                format!("`{}` in `{k}` {} (MA-9-2)", lit.value(), problem.reason()),
+                            );
+                        }
+                    }
+                    lists[i].set(&inner.path, list);
+                }
+                _ => unknown_key(cx, &inner, "view(…)", VIEW_KEYS)?,
+            }
+            Ok(())
+        })?;
+        let file = file.get();
+        if file.is_none() {
+            cx.syn_error(meta.error("`view(…)` needs the HTML file: `view(file = \"views/window.html\", …)`"));
+        }
+        (file, lists.map(|l| l.get().map(|l| l.items).unwrap_or_default()))
+    } else {
+        return Err(meta.error(usage));
+    };
+    let Some(file) = file else { return Ok(None) };
+    let path = view_file(cx, &file);
+    Ok(Some(ViewArgs { file, path, domains }))
+}
+
+/// The absolute path of a view file, if it exists under the crate root; a spanned error
+/// otherwise.
+fn view_file(cx: &Ctxt, file: &LitStr) -> Option<String> {
+    let rel = file.value();
+    if rel.is_empty() {
+        cx.error_spanned_by(file, "`view` needs a file path, relative to the crate root");
+        return None;
+    }
+    let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
+    let path = std::path::Path::new(&root).join(&rel);
+    match std::fs::read(&path) {
+        Ok(bytes) if std::str::from_utf8(&bytes).is_ok() => Some(path.to_string_lossy().into_owned()),
+        Ok(_) => {
+            cx.error_spanned_by(file, format!("view file `{rel}` is not UTF-8 text; a view is an HTML document"));
+            None
+        }
+        Err(e) => {
+            cx.error_spanned_by(
+                file,
+                format!("cannot read view file `{rel}` (the path is relative to the crate root, where its Cargo.toml is): {e}"),
+            );
+            None
+        }
+    }
 }
 
 pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
     let mut title = Attr::none(cx, "title");
     let mut summary = Attr::none(cx, "summary");
+    let mut view = Attr::none(cx, "view");
     let mut krate = Attr::none(cx, "crate");
     parse_list(cx, args, |meta| {
         if meta.path.is_ident("title") {
             title.set(&meta.path, lit_or_path(&meta)?);
         } else if meta.path.is_ident("summary") {
             summary.set(&meta.path, lit_or_path(&meta)?);
+        } else if meta.path.is_ident("view") {
+            if let Some(v) = view_args(cx, &meta)? {
+                view.set(&meta.path, v);
+            }
         } else if meta.path.is_ident("crate") {
             krate.set(&meta.path, path_value(&meta)?);
         } else {
@@ -244,7 +334,7 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
         }
         Ok(())
     });
-    WindowArgs { title: title.get(), summary: summary.get(), krate: krate.get() }
+    WindowArgs { title: title.get(), summary: summary.get(), view: view.get(), krate: krate.get() }
 }
 
 /// `#[bridge_actions(companion, crate = …)]`.

@@ -282,6 +282,7 @@ pub fn mcp_tools(catalog: &Catalog) -> Value {
                         window_id: Some(WINDOW_ID_PLACEHOLDER.to_owned()),
                         window_title: Some(w.meta.title.clone()),
                         action: a.clone(),
+                        window_type: Some(w.clone()),
                     })
                 })
                 .collect();
@@ -303,6 +304,7 @@ pub fn mcp_tools(catalog: &Catalog) -> Value {
                     window_id: None,
                     window_title: None,
                     action: a.clone(),
+                    window_type: None,
                 })
             })
             .collect();

@@ -70,7 +70,9 @@ pub mod __private {
 
     pub use crate::catalog::args::require_args;
     pub use crate::catalog::decode::*;
-    pub use crate::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, WindowMeta};
+    pub use crate::catalog::{
+        ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, ViewCsp, WindowMeta, WindowView,
+    };
     pub use crate::gui::{ActionContext, ActionError, BridgeActions, BridgeWindow, Rendered};
     pub use crate::model::{Block, FieldItem, Severity};
 

@@ -852,3 +852,42 @@ fn secret_fields_are_sensitive_without_the_flag() {
     assert_eq!(items[1], json!({"label": "Api key", "value": "••••••", "sensitive": true}));
     assert!(!items.to_string().contains("sk-123"));
 }
+
+/// A window type with its own MCP Apps view (issue #8 item 4).
+#[bridge_window(
+    title = "Chart",
+    view(file = "tests/it/views/chart.html", resource_domains = ["https://cdn.example.com"], connect_domains = ["https://api.example.com:8443"])
+)]
+struct ChartWindow {
+    #[bridge(text)]
+    caption: String,
+}
+
+#[bridge_actions]
+impl ChartWindow {}
+
+/// The short form: only a file, every CSP list empty.
+#[bridge_window(title = "Plain chart", view = "tests/it/views/chart.html")]
+struct PlainChart {
+    #[bridge(text)]
+    caption: String,
+}
+
+#[bridge_actions]
+impl PlainChart {}
+
+// Issue #8 item 4, MA-6-7, MA-9-2, MA-9-14: `view(…)` embeds the file and keeps the CSP lists
+// apart; a window without `view` has none (the built-in view shows it).
+#[test]
+fn window_view_attribute() {
+    let view = ChartWindow::window_view().expect("a view");
+    assert_eq!(view.html, include_str!("views/chart.html"));
+    assert_eq!(view.file.as_deref(), Some("tests/it/views/chart.html"));
+    assert_eq!(view.csp.resource_domains, ["https://cdn.example.com"]);
+    assert_eq!(view.csp.connect_domains, ["https://api.example.com:8443"]);
+    assert!(view.csp.frame_domains.is_empty() && view.csp.base_uri_domains.is_empty());
+    let plain = PlainChart::window_view().expect("a view");
+    assert_eq!(plain.csp, bridge_runtime::catalog::ViewCsp::default());
+    assert!(Everything::window_view().is_none());
+    let _ = (ChartWindow { caption: String::new() }.caption, PlainChart { caption: String::new() }.caption);
+}

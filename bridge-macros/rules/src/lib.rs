@@ -243,6 +243,100 @@ pub fn check_timeout_bounds(min: u64, max: u64) -> Result<(), TimeoutBoundsProbl
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// MCP Apps: a window view's content-security policy
+
+/// The four CSP domain lists of an MCP Apps view, in wire spelling (`_meta.ui.csp`, MA-6-7):
+/// `connectDomains` (fetch/XHR/WebSocket), `resourceDomains` (scripts, styles, images, fonts),
+/// `frameDomains` (nested frames), `baseUriDomains` (`<base href>`).
+pub const CSP_LISTS: [&str; 4] = ["connectDomains", "resourceDomains", "frameDomains", "baseUriDomains"];
+
+/// Why a string is not an allowed CSP domain of a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CspDomainProblem {
+    /// Not `https://`: plain `http:`, `ws:`, `data:`, a bare host, … (MA-9-2).
+    NotHttps,
+    /// No host after `https://`, or a host with characters a host cannot have.
+    BadHost,
+    /// A path, query, fragment or user info after the origin: a CSP source here is an origin.
+    NotAnOrigin,
+    /// `*` alone or a wildcard other than a leading `*.` label.
+    Wildcard,
+}
+
+impl CspDomainProblem {
+    /// What is wrong, as a sentence fragment (`"… is not an https:// origin"` style).
+    pub fn reason(self) -> &'static str {
+        match self {
+            CspDomainProblem::NotHttps => "must be an https:// origin such as `https://cdn.example.com`",
+            CspDomainProblem::BadHost => "has no valid host after `https://`",
+            CspDomainProblem::NotAnOrigin => {
+                "must be an origin only (scheme, host, optional port), without a path, query, fragment or user info"
+            }
+            CspDomainProblem::Wildcard => {
+                "may use a wildcard only as a leading `*.` label, as in `https://*.example.com`"
+            }
+        }
+    }
+}
+
+/// Checks one entry of a view's CSP domain lists (MA-9-2, MA-9-14, MA-13-11): an `https://`
+/// origin `https://HOST[:PORT]`, where HOST is a DNS name (a leading `*.` label allowed), an
+/// IPv4 address or a bracketed IPv6 address and PORT is 1..=65535.
+pub fn check_csp_domain(domain: &str) -> Result<(), CspDomainProblem> {
+    if domain.trim() == "*" {
+        return Err(CspDomainProblem::Wildcard);
+    }
+    let Some(rest) = domain.strip_prefix("https://") else { return Err(CspDomainProblem::NotHttps) };
+    if rest.contains(['/', '?', '#', '@']) {
+        return Err(CspDomainProblem::NotAnOrigin);
+    }
+    let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+        let Some((addr, after)) = v6.split_once(']') else { return Err(CspDomainProblem::BadHost) };
+        if addr.is_empty() || !addr.bytes().all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.') {
+            return Err(CspDomainProblem::BadHost);
+        }
+        match after {
+            "" => (addr, None),
+            p => match p.strip_prefix(':') {
+                Some(p) => (addr, Some(p)),
+                None => return Err(CspDomainProblem::BadHost),
+            },
+        }
+    } else {
+        match rest.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (rest, None),
+        }
+    };
+    if let Some(p) = port
+        && !(p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok_and(|n| n > 0))
+    {
+        return Err(CspDomainProblem::BadHost);
+    }
+    if rest.starts_with('[') {
+        return Ok(());
+    }
+    let host = match host.strip_prefix("*.") {
+        Some(h) => h,
+        None => host,
+    };
+    if host.contains('*') {
+        return Err(CspDomainProblem::Wildcard);
+    }
+    let label = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if host.is_empty() || host.len() > 253 || !host.split('.').all(label) {
+        return Err(CspDomainProblem::BadHost);
+    }
+    Ok(())
+}
+
 /// Capability categories, descriptor key `kind` (CP-2-17), in wire spelling and in the order of
 /// the runtime's `CapabilityKind`.
 pub const CAPABILITY_KINDS: [&str; 4] = ["animation", "notice", "progress", "interaction"];
@@ -262,6 +356,38 @@ pub const FALLBACK_REASONS: [&str; 3] = ["character_unsupported", "reduced_motio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csp_domains() {
+        // MA-9-2, MA-9-14: https origins only.
+        for ok in [
+            "https://cdn.example.com",
+            "https://*.example.com",
+            "https://api.example.com:8443",
+            "https://[::1]:443",
+            "https://10.0.0.1",
+        ] {
+            assert_eq!(check_csp_domain(ok), Ok(()), "{ok}");
+        }
+        let cases = [
+            ("http://cdn.example.com", CspDomainProblem::NotHttps),
+            ("cdn.example.com", CspDomainProblem::NotHttps),
+            ("wss://x.example.com", CspDomainProblem::NotHttps),
+            ("*", CspDomainProblem::Wildcard),
+            ("https://*", CspDomainProblem::Wildcard),
+            ("https://a.*.example.com", CspDomainProblem::Wildcard),
+            ("https://cdn.example.com/app.js", CspDomainProblem::NotAnOrigin),
+            ("https://user@cdn.example.com", CspDomainProblem::NotAnOrigin),
+            ("https://", CspDomainProblem::BadHost),
+            ("https://exa mple.com", CspDomainProblem::BadHost),
+            ("https://example.com:0", CspDomainProblem::BadHost),
+            ("https://example.com:99999", CspDomainProblem::BadHost),
+            ("https://[zz]", CspDomainProblem::BadHost),
+        ];
+        for (bad, problem) in cases {
+            assert_eq!(check_csp_domain(bad), Err(problem), "{bad}");
+        }
+    }
 
     #[test]
     fn action_names() {

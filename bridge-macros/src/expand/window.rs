@@ -51,6 +51,7 @@ pub(crate) fn window(w: &Window) -> TokenStream {
     };
     let checks = if w.item.generics.params.is_empty() { nested_sensitive_checks(w, &p) } else { Vec::new() };
 
+    let view = window_view(w, &p);
     let specs = blocks.iter().map(|b| block_spec(b, &p));
     let renders: Vec<TokenStream> = blocks.iter().map(|b| render_block(b, &p)).collect();
     let blocks_init = if renders.is_empty() {
@@ -77,12 +78,38 @@ pub(crate) fn window(w: &Window) -> TokenStream {
                     }
                 }
 
+                #view
+
                 fn render(&self) -> #p::Rendered {
                     #blocks_init
                     #p::Rendered { title: #title, summary: #summary, blocks: __blocks }
                 }
             }
         };
+    }
+}
+
+/// `fn window_view()` for `view = "…"`: the file through `include_str!` (so editing it rebuilds
+/// the crate) and the CSP lists the attribute checked.
+fn window_view(w: &Window, p: &TokenStream) -> TokenStream {
+    let Some(view) = &w.view else { return TokenStream::new() };
+    let Some(path) = &view.path else { return TokenStream::new() };
+    let file = &view.file;
+    let cow = quote!(::std::borrow::Cow::Borrowed);
+    let [connect, resource, frame, base_uri] = view.domains.clone();
+    quote! {
+        fn window_view() -> ::core::option::Option<#p::WindowView> {
+            ::core::option::Option::Some(#p::WindowView {
+                html: #cow(::core::include_str!(#path)),
+                file: ::core::option::Option::Some(#cow(#file)),
+                csp: #p::ViewCsp {
+                    connect_domains: ::std::vec![#(#cow(#connect)),*],
+                    resource_domains: ::std::vec![#(#cow(#resource)),*],
+                    frame_domains: ::std::vec![#(#cow(#frame)),*],
+                    base_uri_domains: ::std::vec![#(#cow(#base_uri)),*],
+                },
+            })
+        }
     }
 }
 

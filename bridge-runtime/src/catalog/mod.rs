@@ -9,6 +9,7 @@ pub(crate) mod args;
 pub mod capability;
 pub(crate) mod decode;
 pub mod schema;
+mod view;
 
 pub use action::{ActionHints, ActionSpec};
 pub use args::BridgeArgs;
@@ -16,6 +17,7 @@ pub use capability::{
     CancelBehavior, CapabilityBuilder, CapabilityKind, CapabilityLimits, CapabilitySpec, CharacterSpec, Completion,
     Fallback, FallbackReason, FieldProblem, InteractionType, QueueMode, QueuePolicy, Scope, SpecError, StyleSpec,
 };
+pub use view::{ViewCsp, WindowView};
 
 use serde::Serialize;
 use std::any::TypeId;
@@ -100,6 +102,10 @@ pub struct WindowSpec {
     pub meta: WindowMeta,
     /// The actions of `#[bridge_actions] impl`, in declaration order.
     pub actions: Vec<Arc<ActionSpec>>,
+    /// The type's own MCP Apps view (`#[bridge_window(view = "…")]`); `None` means the
+    /// built-in view shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view: Option<Arc<WindowView>>,
 }
 
 impl WindowSpec {
@@ -196,6 +202,7 @@ impl Catalog {
         let spec = Arc::new(WindowSpec {
             meta: W::window_meta(),
             actions: W::action_specs().into_iter().map(Arc::new).collect(),
+            view: W::window_view().map(Arc::new),
         });
         self.by_type.insert(TypeId::of::<W>(), spec.clone());
         self.windows.push(spec.clone());

@@ -21,6 +21,8 @@ pub struct ToolEntry {
     pub window_title: Option<String>,
     /// The action.
     pub action: Arc<ActionSpec>,
+    /// The window's type; `None` for app-level tools.
+    pub window_type: Option<Arc<WindowSpec>>,
 }
 
 impl ToolEntry {
@@ -413,6 +415,7 @@ impl Ui {
                         window_id: None,
                         window_title: None,
                         action: a.clone(),
+                        window_type: None,
                     });
                 }
             }
@@ -427,6 +430,7 @@ impl Ui {
                         window_id: Some(e.handle.clone()),
                         window_title: Some(e.rendered.title.clone()),
                         action: a.clone(),
+                        window_type: Some(e.spec.clone()),
                     });
                 }
             }

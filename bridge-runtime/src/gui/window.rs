@@ -1,4 +1,4 @@
-use crate::catalog::{ActionSpec, WindowMeta};
+use crate::catalog::{ActionSpec, WindowMeta, WindowView};
 use crate::gui::ActionContext;
 use crate::model::{ActionError, Block};
 use serde_json::{Map, Value};
@@ -28,6 +28,15 @@ pub trait BridgeWindow: Send + 'static {
     fn window_meta() -> WindowMeta
     where
         Self: Sized;
+
+    /// The type's own MCP Apps view (`#[bridge_window(view = "…")]`), or `None` for the
+    /// built-in view (MA-6).
+    fn window_view() -> Option<WindowView>
+    where
+        Self: Sized,
+    {
+        None
+    }
 
     /// The current title, summary and blocks.
     fn render(&self) -> Rendered;

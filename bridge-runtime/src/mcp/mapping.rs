@@ -3,8 +3,8 @@
 use crate::gui::{Published, ToolEntry};
 use crate::model::{ToolError, ToolResult};
 use rmcp::model::{
-    CacheScope, CallToolResult, ContentBlock, ListResourcesResult, ReadResourceResult, Resource, ResourceContents,
-    Tool, ToolAnnotations,
+    CacheScope, CallToolResult, ContentBlock, ListResourcesResult, MetaObject, ReadResourceResult, Resource,
+    ResourceContents, Tool, ToolAnnotations,
 };
 
 /// The one resource of the protocol: `app://windows` (GB-4.1-1, GB-12.1-1).
@@ -46,7 +46,8 @@ pub(crate) fn read_windows(published: &Published) -> ReadResourceResult {
 /// One listed tool as an MCP `Tool`: `name` `{winId}__{action}`, a human-readable `title` and
 /// `description` (GB-5.2-3), the action's `inputSchema` (with the optional `expectedVersion`,
 /// GB-5.5-1) and the ToolResult-envelope `outputSchema` (GB-12.3-4, OQ-GB-19), and all four
-/// annotation hints set explicitly, never left to MCP's defaults (GB-5.6-1).
+/// annotation hints set explicitly, never left to MCP's defaults (GB-5.6-1). A window tool
+/// carries `_meta: {"bridge/windowId": id}` ([`WINDOW_ID_META_KEY`](super::apps::WINDOW_ID_META_KEY)).
 pub fn to_mcp_tool(entry: &ToolEntry) -> Tool {
     let hints = entry.action.hints;
     let title = entry.title();
@@ -55,10 +56,19 @@ pub fn to_mcp_tool(entry: &ToolEntry) -> Tool {
         .destructive(hints.destructive)
         .idempotent(hints.idempotent)
         .open_world(hints.open_world);
-    Tool::new_with_raw(entry.name.clone(), Some(entry.description().into()), entry.action.input_schema.clone())
-        .with_title(title)
-        .with_raw_output_schema(entry.action.output_schema.clone())
-        .with_annotations(annotations)
+    let tool =
+        Tool::new_with_raw(entry.name.clone(), Some(entry.description().into()), entry.action.input_schema.clone())
+            .with_title(title)
+            .with_raw_output_schema(entry.action.output_schema.clone())
+            .with_annotations(annotations);
+    match &entry.window_id {
+        Some(id) => {
+            let mut meta = MetaObject::default();
+            meta.insert(super::apps::WINDOW_ID_META_KEY.to_owned(), id.clone().into());
+            tool.with_meta(meta)
+        }
+        None => tool,
+    }
 }
 
 /// A `tools/call` outcome as an MCP result (GB-5.4, GB-7.4-1, GB-12.3):

@@ -4,11 +4,11 @@
 //!
 //! | MCP | GUI Bridge |
 //! | --- | --- |
-//! | `initialize` / `server/discover` | capabilities `resources.subscribe` + `tools.listChanged`, the GB-8.1-3 `instructions`, `serverInfo` from the builder (GB-3-2, GB-3-3) |
+//! | `initialize` / `server/discover` | capabilities `resources.subscribe` + `tools.listChanged` + the MCP Apps extension, the GB-8.1-3 `instructions`, `serverInfo` from the builder (GB-3-2, GB-3-3, MA-3-1) |
 //! | `resources/list` | exactly [`WINDOWS_URI`] (GB-4.1-1, GB-12.1-1) |
-//! | `resources/read` | one `application/json` text content: the whole snapshot (GB-12.2-1) |
+//! | `resources/read` | one `application/json` text content: the whole snapshot (GB-12.2-1); a `ui://` window view for clients with the MCP Apps extension ([`apps`], MA-6) |
 //! | `resources/subscribe` / `subscriptions/listen` | per connection (GB-10.1-5) |
-//! | `tools/list` | the available actions of the operable windows (GB-5.1-4) |
+//! | `tools/list` | the available actions of the operable windows (GB-5.1-4), with `_meta.ui.resourceUri` for clients with the MCP Apps extension (MA-4-1) |
 //! | `tools/call` | ToolResult or ToolError in `structuredContent`, `isError` for failures (GB-7.4-1, GB-12.3) |
 //! | `notifications/resources/updated`, `notifications/tools/list_changed` | derived from published state, so sent only after it took effect (GB-6-1) |
 //!
@@ -40,6 +40,7 @@
 //!
 //! [`Bridge`]: crate::gui::Bridge
 
+pub mod apps;
 #[cfg(feature = "companion")]
 mod companion;
 #[cfg(feature = "http")]

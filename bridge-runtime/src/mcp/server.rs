@@ -1,11 +1,12 @@
 //! [`GuiBridgeServer`]: the `rmcp::ServerHandler` of the GUI Bridge.
 
 use super::WINDOWS_URI;
+use super::apps::{self, Views};
 use super::mapping::{list_resources, read_windows, to_call_tool_result, to_mcp_tool};
 use super::notify::{Connection, Revs};
 use crate::gui::Bridge;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
@@ -61,13 +62,16 @@ impl std::fmt::Debug for GuiBridgeServer {
 }
 
 impl ServerHandler for GuiBridgeServer {
-    /// Capabilities `{"resources": {"subscribe": true}, "tools": {"listChanged": true}}` and
-    /// nothing else (no `resources.listChanged`: the resource list never changes, GB-12.1-2),
-    /// the GB-8.1-3 instructions plus the app's notes, and `serverInfo` from the builder
-    /// (GB-3-2, GB-3-3, GB-8.1). `server/discover` answers from the same value.
+    /// Capabilities `{"resources": {"subscribe": true}, "tools": {"listChanged": true},
+    /// "extensions": {"io.modelcontextprotocol/ui": {}}}` and nothing else (no
+    /// `resources.listChanged`: the resource list never changes, GB-12.1-2; the MCP Apps
+    /// extension, MA-3-1), the GB-8.1-3 instructions plus the app's notes, and `serverInfo`
+    /// from the builder (GB-3-2, GB-3-3, GB-8.1). `server/discover` answers from the same
+    /// value.
     fn get_info(&self) -> ServerConfig {
         let id = self.bridge.identity();
         let capabilities = ServerCapabilities::builder()
+            .enable_extensions_with(apps::server_extensions())
             .enable_resources()
             .enable_resources_subscribe()
             .enable_tools()
@@ -103,24 +107,44 @@ impl ServerHandler for GuiBridgeServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(list_resources())
+        let mut result = list_resources();
+        result.meta = Some(apps::server_info_meta(self.bridge.identity()));
+        Ok(result)
     }
 
-    /// `app://windows` → the snapshot as one `application/json` text content (GB-12.2-1); any
-    /// other URI → resource-not-found, `-32002` (OQ-GB-22; rmcp reports it as `-32602` to
-    /// 2026-07-28 clients, as that revision requires).
+    /// `app://windows` → the snapshot as one `application/json` text content (GB-12.2-1); a
+    /// `ui://` view URI → the window view for a client with the MCP Apps extension (MA-6-5),
+    /// `-32021` for one without (MA-12-4); any other URI → resource-not-found, `-32002`
+    /// (OQ-GB-22; rmcp reports it as `-32602` to 2026-07-28 clients, as that revision
+    /// requires). Results carry the server identity in `_meta` (MA-13-4).
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if request.uri != WINDOWS_URI {
+        let mut result = if request.uri == WINDOWS_URI {
+            read_windows(&self.bridge.published())
+        } else if request.uri.starts_with(apps::UI_SCHEME) {
+            if !apps::client_supports_ui(&context) {
+                return Err(apps::missing_ui_capability());
+            }
+            Views::of(&self.bridge).read(&request.uri).ok_or_else(|| {
+                ErrorData::resource_not_found(
+                    format!(
+                        "No view '{}': view URIs change with each build; list tools to get the current one",
+                        request.uri
+                    ),
+                    Some(json!({ "uri": request.uri })),
+                )
+            })?
+        } else {
             return Err(ErrorData::resource_not_found(
                 format!("No resource '{}': the only resource is {WINDOWS_URI}", request.uri),
                 Some(json!({ "uri": request.uri })),
             ));
-        }
-        Ok(read_windows(&self.bridge.published()).into())
+        };
+        result.meta = Some(apps::server_info_meta(self.bridge.identity()));
+        Ok(result.into())
     }
 
     /// Legacy `resources/subscribe`: only `app://windows`, per connection (GB-10.1-5); any
@@ -206,18 +230,38 @@ impl ServerHandler for GuiBridgeServer {
     }
 
     /// The tools of the operable windows whose actions are available right now (GB-5.1-4).
+    /// Window tools carry `_meta["bridge/windowId"]`, and `_meta.ui.resourceUri` when this
+    /// request's client declared the MCP Apps extension (MA-4-1, MA-12-2). Never cached by the
+    /// client (`ttlMs: 0`, `cacheScope: "private"`: the list changes with the UI and with the
+    /// client's capabilities, MA-4-5, MA-4-6, OQ-MA-7); the server identity in `_meta`
+    /// (MA-13-4).
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let views = apps::client_supports_ui(&context).then(|| Views::of(&self.bridge));
         #[allow(unused_mut)] // without the `companion` feature nothing is added
-        let mut tools: Vec<Tool> = self.bridge.published().tools.iter().map(to_mcp_tool).collect();
+        let mut tools: Vec<Tool> = self
+            .bridge
+            .published()
+            .tools
+            .iter()
+            .map(|entry| {
+                let mut tool = to_mcp_tool(entry);
+                if let Some(views) = &views {
+                    views.bind(&mut tool, entry);
+                }
+                tool
+            })
+            .collect();
         #[cfg(feature = "companion")]
         if let Some(companion) = super::companion::CompanionToolsExt::companion_tools(&self.bridge) {
             tools.extend(companion.tools());
         }
-        Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(0))
+        let mut result = ListToolsResult::with_all_items(tools).with_ttl_ms(0).with_cache_scope(CacheScope::Private);
+        result.meta = Some(apps::server_info_meta(self.bridge.identity()));
+        Ok(result)
     }
 
     /// The listed tool named `name` (rmcp's HTTP transport validates `Mcp-Param-*` headers
@@ -241,11 +285,20 @@ impl ServerHandler for GuiBridgeServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        let mut meta = apps::server_info_meta(self.bridge.identity());
         #[cfg(feature = "companion")]
         if request.name.starts_with(super::COMPANION_PREFIX)
             && let Some(companion) = super::companion::CompanionToolsExt::companion_tools(&self.bridge)
         {
-            return Ok(companion.call_or_unsupported(&request.name, args).await.into());
+            let mut result = companion.call_or_unsupported(&request.name, args).await;
+            result.meta = Some(meta);
+            return Ok(result.into());
+        }
+        // The window the tool acts on, as listed (`bridge/windowId`), so a view can follow it.
+        if let Some(id) =
+            self.bridge.published().tools.iter().find(|t| t.name == request.name).and_then(|t| t.window_id.clone())
+        {
+            meta.insert(apps::WINDOW_ID_META_KEY.to_owned(), id.into());
         }
         let outcome = self.bridge.call_tool(&request.name, args).await;
         if let Err(e) = &outcome.result {
@@ -253,6 +306,8 @@ impl ServerHandler for GuiBridgeServer {
         }
         let now = Revs::of(&outcome.published).max(self.now());
         self.conn.flush(now).await;
-        Ok(to_call_tool_result(&outcome.result).into())
+        let mut result = to_call_tool_result(&outcome.result);
+        result.meta = Some(meta);
+        Ok(result.into())
     }
 }

@@ -13,7 +13,7 @@ fn capabilities_json(caps: &rmcp::model::ServerCapabilities) -> Value {
 }
 
 // GB-3-2: capabilities are exactly resources.subscribe + tools.listChanged (no
-// resources.listChanged, GB-12.1-2). GB-3-3 / GB-8.1-1..3: instructions start with the
+// resources.listChanged, GB-12.1-2), plus the MCP Apps extension (MA-3-1, MA-2-2). GB-3-3 / GB-8.1-1..3: instructions start with the
 // recommended text, app notes appended. serverInfo from the builder.
 #[tokio::test]
 async fn initialize_declares_capabilities_instructions_and_server_info() {
@@ -22,7 +22,7 @@ async fn initialize_declares_capabilities_instructions_and_server_info() {
     let info = client.peer_info().expect("initialize result");
     assert_eq!(
         capabilities_json(&info.capabilities),
-        json!({"resources": {"subscribe": true}, "tools": {"listChanged": true}})
+        json!({"resources": {"subscribe": true}, "tools": {"listChanged": true}, "extensions": {"io.modelcontextprotocol/ui": {}}})
     );
     let instructions = info.instructions.as_deref().expect("instructions");
     assert!(instructions.starts_with(GB_INSTRUCTIONS));
@@ -43,7 +43,7 @@ async fn discover_declares_the_same() {
     assert_eq!(info.protocol_version.as_str(), "2026-07-28");
     assert_eq!(
         capabilities_json(&info.capabilities),
-        json!({"resources": {"subscribe": true}, "tools": {"listChanged": true}})
+        json!({"resources": {"subscribe": true}, "tools": {"listChanged": true}, "extensions": {"io.modelcontextprotocol/ui": {}}})
     );
     assert!(info.instructions.as_deref().expect("instructions").starts_with(GB_INSTRUCTIONS));
     let server_info = info.server_info.as_ref().expect("serverInfo");

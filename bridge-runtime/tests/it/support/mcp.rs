@@ -221,6 +221,10 @@ pub fn bridge() -> Bridge {
 #[derive(Clone, Default)]
 pub struct Recorder {
     pub events: Arc<Mutex<Vec<String>>>,
+    /// Declare the MCP Apps extension (`io.modelcontextprotocol/ui`) in the client capabilities.
+    pub ui: bool,
+    /// `clientInfo.name` to announce (default rmcp's).
+    pub name: Option<String>,
 }
 
 pub const UPDATED: &str = "updated app://windows";
@@ -252,6 +256,22 @@ impl Recorder {
 }
 
 impl ClientHandler for Recorder {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        if self.ui {
+            let mut ext = rmcp::model::ExtensionCapabilities::new();
+            let settings = json!({"mimeTypes": ["text/html;profile=mcp-app"]});
+            ext.insert("io.modelcontextprotocol/ui".into(), settings.as_object().cloned().unwrap_or_default());
+            capabilities.extensions = Some(ext);
+        }
+        let mut info = rmcp::model::ClientConfig::default();
+        info.capabilities = capabilities;
+        if let Some(name) = &self.name {
+            info.client_info = rmcp::model::Implementation::new(name.clone(), "9.9.9");
+        }
+        info
+    }
+
     async fn on_resource_updated(
         &self,
         params: ResourceUpdatedNotificationParam,
@@ -274,6 +294,22 @@ pub async fn legacy_client(bridge: &Bridge) -> (Client, Recorder) {
     let rec = Recorder::default();
     let client = rec.clone().serve(client_io).await.expect("initialize");
     (client, rec)
+}
+
+/// A client of either era (`modern` = 2026-07-28) whose capabilities come from `rec`.
+pub async fn client_with(bridge: &Bridge, modern: bool, rec: Recorder) -> Client {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    serve(bridge, server_io);
+    if modern {
+        rec.serve_with_lifecycle(
+            client_io,
+            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+        )
+        .await
+        .expect("discover")
+    } else {
+        rec.serve(client_io).await.expect("initialize")
+    }
 }
 
 /// A 2026-07-28 (`server/discover`) client connected to a fresh server over `duplex`.
