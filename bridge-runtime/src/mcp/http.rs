@@ -1,5 +1,8 @@
 //! Streamable HTTP at `/mcp` (feature `http`): loopback only unless allowed, `Host` and
-//! `Origin` allowlists.
+//! `Origin` allowlists, and strict 2026-07-28 wire rules in a thin layer in front of rmcp
+//! (MA-8-1 to MA-8-4, legacy `DELETE` answered 204).
+
+mod strict;
 
 use super::{GuiBridgeServer, ServeError};
 use crate::gui::Bridge;
@@ -41,6 +44,13 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
 /// An axum router serving streamable HTTP MCP at `/mcp`: one [`GuiBridgeServer`] per legacy
 /// session, and per `POST` for 2026-07-28 clients (rmcp's [`StreamableHttpService`] with a
 /// [`LocalSessionManager`]). Mount it in an app's own server, or use [`serve_http`].
+///
+/// A thin layer in front of rmcp makes the wire strict: a POST body of at most 4 MiB (413
+/// beyond), checked as one JSON-RPC message before rmcp compares routing headers (MA-8-1:
+/// invalid JSON → 400 `-32700`, a bad envelope → 400 `-32600`, a malformed request `_meta` →
+/// 400 `-32602`); no body ever answers a notification (MA-8-2 to MA-8-4); errors on requests
+/// are JSON-RPC error objects; a legacy session's `DELETE` answers 204 (404 for an unknown
+/// session). The 2026-07-28 endpoint answers `GET` and `DELETE` with 405 (MA-1-6).
 pub fn http_router(bridge: Bridge, options: &HttpOptions) -> axum::Router {
     // Browsers send `Origin`; only pages served from this machine may talk to the app (MCP's
     // DNS-rebinding rule). Clients that send no `Origin` (SDKs, CLIs) are unaffected.
@@ -48,12 +58,13 @@ pub fn http_router(bridge: Bridge, options: &HttpOptions) -> axum::Router {
     if options.allow_non_loopback {
         config = config.disable_allowed_hosts();
     }
-    let service = StreamableHttpService::new(
-        move || Ok(GuiBridgeServer::new(bridge.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    axum::Router::new().nest_service("/mcp", service)
+    let sessions = Arc::new(LocalSessionManager::default());
+    let strict = strict::Strict { sessions: sessions.clone(), max_body_bytes: config.max_request_body_bytes };
+    let service = StreamableHttpService::new(move || Ok(GuiBridgeServer::new(bridge.clone())), sessions, config);
+    // `route_layer`: only requests routed to `/mcp` pass the layer, not an app's fallback.
+    axum::Router::new()
+        .nest_service("/mcp", service)
+        .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire))
 }
 
 /// Binds `addr` and serves `http://ADDR/mcp` until the listener fails. `addr` must be a

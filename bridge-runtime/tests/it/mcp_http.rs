@@ -9,7 +9,7 @@ use mcp_support::*;
 use rmcp::model::{ProtocolVersion, ServerNotification, SubscribeRequestParams, SubscriptionFilter};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -127,4 +127,320 @@ async fn non_loopback_is_refused_unless_allowed() {
     let (client, _) = http_legacy(&format!("http://127.0.0.1:{port}/mcp")).await;
     assert_eq!(tool_names(&client).await.len(), 4);
     client.cancel().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw HTTP/1.1: what is on the wire, status and body, without an MCP client in between.
+
+/// One HTTP answer as received.
+#[derive(Debug)]
+struct RawResponse {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl RawResponse {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The body as one JSON value: a JSON body, or the first `data:` line of an SSE body.
+    fn json(&self) -> Value {
+        let text = self.text();
+        if self.header("content-type").is_some_and(|ct| ct.starts_with("text/event-stream")) {
+            let data = text.lines().find_map(|l| l.strip_prefix("data:")).filter(|d| !d.trim().is_empty());
+            return serde_json::from_str(data.expect("an SSE data line").trim()).expect("SSE data is JSON");
+        }
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("body is not JSON ({e}): {text:?}"))
+    }
+}
+
+/// Sends one request with `Connection: close` and reads the whole answer (de-chunked).
+async fn raw(url: &str, method: &str, headers: &[(&str, &str)], body: &[u8]) -> RawResponse {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let authority = url.strip_prefix("http://").and_then(|rest| rest.split('/').next()).expect("http URL");
+    let mut stream = tokio::net::TcpStream::connect(authority).await.expect("connect");
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // The server may answer (and close) before it reads an oversized body.
+    let _ = stream.write_all(body).await;
+    let mut bytes = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut bytes)).await.expect("answer");
+    if let Err(e) = read {
+        assert!(!bytes.is_empty(), "read failed before any answer: {e}");
+    }
+    let split = bytes.windows(4).position(|w| w == b"\r\n\r\n").expect("header end") + 4;
+    let head = String::from_utf8_lossy(&bytes[..split - 4]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned())).collect();
+    let mut body = bytes[split..].to_vec();
+    if headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked")) {
+        body = dechunk(&body);
+    }
+    RawResponse { status, headers, body }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..line_end]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = line_end + 2;
+        out.extend_from_slice(&data[start..(start + size).min(data.len())]);
+        data = &data[(start + size + 2).min(data.len())..];
+    }
+    out
+}
+
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+const JSON_CT: (&str, &str) = ("Content-Type", "application/json");
+const MODERN: (&str, &str) = ("MCP-Protocol-Version", "2026-07-28");
+
+/// `params._meta` of a well-formed 2026-07-28 request.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1.0.0"}
+    })
+}
+
+/// Opens a legacy (2025-11-25) session over raw HTTP and returns its `Mcp-Session-Id`.
+async fn legacy_session(url: &str) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "1.0.0"}}});
+    let r = raw(url, "POST", &[ACCEPT, JSON_CT], init.to_string().as_bytes()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let session = r.header("mcp-session-id").expect("session id").to_owned();
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let headers = [ACCEPT, JSON_CT, ("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Session-Id", session.as_str())];
+    let r = raw(url, "POST", &headers, done.to_string().as_bytes()).await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    session
+}
+
+/// POSTs `body` with the headers a 2026-07-28 client sends, `Mcp-Method: method` and `extra`.
+async fn post(url: &str, method: &str, extra: &[(&str, &str)], body: &[u8]) -> RawResponse {
+    let mut headers = vec![ACCEPT, JSON_CT, MODERN, ("Mcp-Method", method)];
+    headers.extend_from_slice(extra);
+    raw(url, "POST", &headers, body).await
+}
+
+/// A 2026-07-28 `tools/list` request (id 7) whose `_meta` has `key` set to `value`.
+fn tools_list_with_meta(key: &str, value: Value) -> Vec<u8> {
+    let mut meta = modern_meta();
+    meta[key] = value;
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta}}).to_string().into_bytes()
+}
+
+/// `status` and a JSON-RPC error object with `code` and `id`; returns the error message.
+fn assert_jsonrpc_error(r: &RawResponse, status: u16, code: i64, id: Value) -> String {
+    assert_eq!(r.status, status, "{}", r.text());
+    assert_eq!(r.header("content-type"), Some("application/json"), "{}", r.text());
+    let body = r.json();
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    assert_eq!(body["id"], id, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    body["error"]["message"].as_str().expect("message").to_owned()
+}
+
+// MA-8-1: the JSON-RPC shape (protocol version a string, client capabilities an object) is
+// checked before the routing headers: a malformed `_meta` gets the malformed-request error
+// (-32602, HTTP 400, as the 2026-07-28 spec and rmcp give it), never -32020, and the same
+// error whether or not the headers match.
+#[tokio::test]
+async fn shape_is_checked_before_routing_headers() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    let bad_capabilities = tools_list_with_meta("io.modelcontextprotocol/clientCapabilities", json!("all"));
+    for method_header in ["tools/call", "tools/list"] {
+        let r = post(&url, method_header, &[], &bad_capabilities).await;
+        let message = assert_jsonrpc_error(&r, 400, -32602, json!(7));
+        assert!(message.contains("io.modelcontextprotocol/clientCapabilities"), "{message}");
+    }
+    let bad_version = tools_list_with_meta("io.modelcontextprotocol/protocolVersion", json!(20260728));
+    let r = post(&url, "tools/call", &[("MCP-Protocol-Version", "2025-11-25")], &bad_version).await;
+    let message = assert_jsonrpc_error(&r, 400, -32602, json!(7));
+    assert!(message.contains("io.modelcontextprotocol/protocolVersion"), "{message}");
+
+    // A broken envelope is an Invalid Request, also ahead of the headers.
+    let no_version = json!({"id": 7, "method": "tools/list", "params": {"_meta": modern_meta()}});
+    assert_jsonrpc_error(
+        &post(&url, "tools/call", &[], no_version.to_string().as_bytes()).await,
+        400,
+        -32600,
+        json!(7),
+    );
+    let object_id = json!({"jsonrpc": "2.0", "id": {}, "method": "tools/list", "params": {"_meta": modern_meta()}});
+    assert_jsonrpc_error(
+        &post(&url, "tools/call", &[], object_id.to_string().as_bytes()).await,
+        400,
+        -32600,
+        Value::Null,
+    );
+}
+
+// MA-6-4: with a well-formed body, rmcp's header/body comparison still answers -32020 (HTTP
+// 400) for each pair: Mcp-Method ↔ method, Mcp-Name ↔ params.name, MCP-Protocol-Version ↔
+// _meta protocolVersion. MA-8-1 step 3 comes after: an agreed but unknown version is -32022.
+#[tokio::test]
+async fn header_mismatch_is_still_32020() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    let list = tools_list_with_meta("io.modelcontextprotocol/clientInfo", json!({"name": "raw-test", "version": "1"}));
+    let message = assert_jsonrpc_error(&post(&url, "tools/call", &[], &list).await, 400, -32020, json!(7));
+    assert!(message.contains("Mcp-Method"), "{message}");
+
+    let call = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": "w-1__load_rows", "arguments": {}, "_meta": modern_meta()}});
+    let r = post(&url, "tools/call", &[("Mcp-Name", "w-1__submit")], call.to_string().as_bytes()).await;
+    let message = assert_jsonrpc_error(&r, 400, -32020, json!(8));
+    assert!(message.contains("Mcp-Name"), "{message}");
+    // The same call with the right name header is served.
+    let r = post(&url, "tools/call", &[("Mcp-Name", "w-1__load_rows")], call.to_string().as_bytes()).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["isError"], false);
+
+    let headers = [ACCEPT, JSON_CT, ("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Method", "tools/list")];
+    let r = raw(&url, "POST", &headers, &list).await;
+    let message = assert_jsonrpc_error(&r, 400, -32020, json!(7));
+    assert!(message.contains("MCP-Protocol-Version"), "{message}");
+
+    let future = tools_list_with_meta("io.modelcontextprotocol/protocolVersion", json!("2099-01-01"));
+    let headers = [ACCEPT, JSON_CT, ("MCP-Protocol-Version", "2099-01-01"), ("Mcp-Method", "tools/list")];
+    assert_jsonrpc_error(&raw(&url, "POST", &headers, &future).await, 400, -32022, json!(7));
+}
+
+// MA-8-2, MA-8-4: a notification never gets a JSON-RPC body, whatever is wrong with it; the
+// HTTP status still says what went wrong.
+#[tokio::test]
+async fn rejected_notification_gets_no_body() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}).to_string();
+    let bad_shape = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"_meta": {"io.modelcontextprotocol/clientCapabilities": []}}})
+    .to_string();
+    let mismatched = [ACCEPT, JSON_CT, MODERN, ("Mcp-Method", "tools/list")];
+    let missing = [ACCEPT, JSON_CT, MODERN];
+    let unknown_version =
+        [ACCEPT, JSON_CT, ("MCP-Protocol-Version", "2099-01-01"), ("Mcp-Method", "notifications/cancelled")];
+    let plain_text = [ACCEPT, ("Content-Type", "text/plain"), MODERN];
+    let also_mismatched = [ACCEPT, JSON_CT, MODERN, ("Mcp-Method", "tools/call")];
+    let cases = [
+        ("mismatched Mcp-Method", &mismatched[..], &note, 400),
+        ("missing Mcp-Method", &missing[..], &note, 400),
+        ("unknown MCP-Protocol-Version", &unknown_version[..], &note, 400),
+        ("non-JSON Content-Type", &plain_text[..], &note, 415),
+        ("malformed shape", &also_mismatched[..], &bad_shape, 400),
+    ];
+    for (label, headers, body, status) in cases {
+        let r = raw(&url, "POST", headers, body.as_bytes()).await;
+        assert_eq!(r.status, status, "{label}: {}", r.text());
+        assert!(r.body.is_empty(), "{label}: body {:?}", r.text());
+    }
+}
+
+// MA-8-3: an accepted notification gets rmcp's 202 with an empty body, in both eras.
+#[tokio::test]
+async fn accepted_notification_is_202_empty() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}).to_string();
+    let r = post(&url, "notifications/cancelled", &[], note.as_bytes()).await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert!(r.body.is_empty(), "{:?}", r.text());
+
+    let session = legacy_session(&url).await; // its notifications/initialized is also 202 and empty
+    let headers = [ACCEPT, JSON_CT, ("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Session-Id", session.as_str())];
+    let r = raw(&url, "POST", &headers, note.as_bytes()).await;
+    assert_eq!(r.status, 202, "{}", r.text());
+    assert!(r.body.is_empty(), "{:?}", r.text());
+}
+
+// A body that is not one JSON-RPC message gets a JSON-RPC error object with `id: null`, not
+// rmcp's plain-text 415: invalid JSON and an empty body are Parse errors (-32700, HTTP 400), a
+// batch is an Invalid Request; an oversized body is refused at once (413); a body sent with
+// another Content-Type keeps rmcp's 415, now as a JSON-RPC error.
+#[tokio::test]
+async fn malformed_json_is_a_parse_error() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    for body in [&b"{\"jsonrpc\": \"2.0\", \"id\": 1,"[..], b"", b"not json"] {
+        let message = assert_jsonrpc_error(&post(&url, "tools/list", &[], body).await, 400, -32700, Value::Null);
+        assert!(message.starts_with("Parse error"), "{message}");
+    }
+    let batch = json!([{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}}]);
+    let message = assert_jsonrpc_error(
+        &post(&url, "tools/list", &[], batch.to_string().as_bytes()).await,
+        400,
+        -32600,
+        Value::Null,
+    );
+    assert!(message.contains("batch"), "{message}");
+
+    let oversized = vec![b' '; 4 * 1024 * 1024 + 1];
+    let message = assert_jsonrpc_error(&post(&url, "tools/list", &[], &oversized).await, 413, -32600, Value::Null);
+    assert!(message.contains("4194304"), "{message}");
+
+    let list = tools_list_with_meta("io.modelcontextprotocol/clientInfo", json!({"name": "raw-test", "version": "1"}));
+    let r =
+        raw(&url, "POST", &[ACCEPT, ("Content-Type", "text/plain"), MODERN, ("Mcp-Method", "tools/list")], &list).await;
+    let message = assert_jsonrpc_error(&r, 415, -32600, json!(7));
+    assert!(message.contains("Content-Type"), "{message}");
+
+    // Well-formed requests are untouched by all this.
+    let r = post(&url, "tools/list", &[], &list).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["tools"].as_array().map(Vec::len), Some(4));
+}
+
+// A legacy (2025-11-25) session's DELETE answers 204 No Content (rmcp says 202, which the
+// Python client logs as a failed termination); the session is then gone (404), and a DELETE
+// naming no live session is 404.
+#[tokio::test]
+async fn legacy_delete_answers_204() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    let session = legacy_session(&url).await;
+    let headers = [("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Session-Id", session.as_str())];
+    let r = raw(&url, "DELETE", &headers, b"").await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert!(r.body.is_empty());
+
+    assert_eq!(raw(&url, "DELETE", &headers, b"").await.status, 404);
+    let unknown = [("MCP-Protocol-Version", "2025-11-25"), ("Mcp-Session-Id", "no-such-session")];
+    assert_eq!(raw(&url, "DELETE", &unknown, b"").await.status, 404);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let r = raw(&url, "POST", &[ACCEPT, JSON_CT, headers[0], headers[1]], list.as_bytes()).await;
+    let message = assert_jsonrpc_error(&r, 404, -32600, json!(2));
+    assert!(message.contains("Session not found"), "{message}");
+}
+
+// MA-1-6: the 2026-07-28 endpoint answers GET and DELETE with 405 (rmcp's answer, kept).
+#[tokio::test]
+async fn modern_get_and_delete_are_405() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    for method in ["GET", "DELETE"] {
+        let r = raw(&url, method, &[ACCEPT, MODERN], b"").await;
+        assert_eq!(r.status, 405, "{method}: {}", r.text());
+        assert!(r.header("allow").is_some_and(|allow| allow.contains("POST")), "{method}: {:?}", r.headers);
+    }
 }

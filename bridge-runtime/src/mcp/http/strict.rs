@@ -1,0 +1,369 @@
+//! Strict streamable-HTTP wire rules in front of rmcp's [`StreamableHttpService`] (MA-8).
+//!
+//! rmcp does the transport's work: routing-header checks (`-32020`, MA-6-4), version checks,
+//! sessions, SSE. This layer only tightens what reaches it and reshapes a few of its answers:
+//!
+//! * **POST** — the body is buffered once, up to the same cap as rmcp's
+//!   `max_request_body_bytes`, parsed once with serde_json, and forwarded byte for byte.
+//!   - Over the cap: HTTP 413 with a JSON-RPC `-32600` error (`id: null`).
+//!   - Declared `application/json` but not JSON: HTTP 400 with a JSON-RPC `-32700` Parse error
+//!     (`id: null`). rmcp answers 415 with plain text.
+//!   - JSON, but not an MCP JSON-RPC message (a batch, no `"jsonrpc": "2.0"`, an `id` that is
+//!     neither a string nor an integer, a non-string `method`, anything rmcp's own
+//!     [`ClientJsonRpcMessage`] refuses): HTTP 400, `-32600` Invalid Request.
+//!   - `params._meta` neither an object nor `null` (which rmcp reads as absent),
+//!     `io.modelcontextprotocol/protocolVersion` not a string or
+//!     `io.modelcontextprotocol/clientCapabilities` not a capability object: HTTP 400, `-32602`
+//!     Invalid params — the code the 2026-07-28 spec and rmcp give a malformed request `_meta`.
+//!     These checks run *before* rmcp compares routing headers (MA-8-1): a malformed request
+//!     gets the same error whatever its headers say.
+//!   - A notification (`method`, no `id`) never gets a body: rejected by this layer or by rmcp,
+//!     it keeps the HTTP status and loses the body (MA-8-2, MA-8-4); accepted, it keeps rmcp's
+//!     202 with an empty body (MA-8-3).
+//!   - rmcp's other plain-text errors on a request (406, 415, 404 unknown session, 403 `Host`
+//!     or `Origin`, 400 unsupported `MCP-Protocol-Version` header) keep their status and get a
+//!     JSON-RPC error body with the request's `id` (`-32600`, or `-32603` for 5xx). rmcp's
+//!     JSON-RPC error bodies are kept as they are.
+//! * **DELETE** — rmcp ends a legacy (2025-11-25) session with 202; this layer answers 204 No
+//!   Content instead (clients expect 200 or 204), and 404 when the `Mcp-Session-Id` named no
+//!   live session. rmcp's 405 for the 2026-07-28 endpoint (MA-1-6) and 400 without a session id
+//!   are kept.
+//! * Other methods pass through untouched.
+//!
+//! [`StreamableHttpService`]: rmcp::transport::StreamableHttpService
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use rmcp::model::{ClientCapabilities, ClientJsonRpcMessage, ErrorCode};
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// `params._meta` key of the request's protocol version (a string, MA-2-4).
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `params._meta` key of the client's capability map (an object, MA-2-4).
+const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// Longest rmcp plain-text error body this layer reads to reshape (rmcp's are one line).
+const MAX_REWRITTEN_BODY: usize = 64 * 1024;
+
+/// State of [`strict_wire`]: the session manager rmcp's service uses (to tell a legacy DELETE of
+/// a live session from one of an unknown session) and the body cap.
+#[derive(Clone)]
+pub(super) struct Strict {
+    /// The same manager the [`StreamableHttpService`](rmcp::transport::StreamableHttpService)
+    /// was built with.
+    pub(super) sessions: Arc<LocalSessionManager>,
+    /// Largest POST body accepted, in bytes; the service's `max_request_body_bytes`.
+    pub(super) max_body_bytes: usize,
+}
+
+/// The middleware (`axum::middleware::from_fn_with_state`): see the module docs.
+pub(super) async fn strict_wire(State(strict): State<Strict>, request: Request, next: Next) -> Response {
+    match *request.method() {
+        Method::POST => post(&strict, request, next).await,
+        Method::DELETE => delete(&strict, request, next).await,
+        _ => next.run(request).await,
+    }
+}
+
+/// What a POST body is, as far as the answer's shape goes.
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// A JSON-RPC notification (`method`, no `id`): its answer never has a body (MA-8-2).
+    Notification,
+    /// Anything else; the `id` to echo in an error (`null` when there is no usable one).
+    Other(Value),
+}
+
+/// A JSON-RPC error this layer answers with.
+#[derive(Debug, Clone, PartialEq)]
+struct WireError {
+    status: StatusCode,
+    code: ErrorCode,
+    message: String,
+}
+
+impl WireError {
+    fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { status, code, message: message.into() }
+    }
+
+    fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST, message)
+    }
+
+    fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// The HTTP answer: for a notification the status alone (MA-8-4), otherwise a JSON-RPC error.
+    fn into_response(self, kind: &Kind) -> Response {
+        match kind {
+            Kind::Notification => empty(self.status),
+            Kind::Other(id) => jsonrpc_error(self.status, id, self.code, &self.message),
+        }
+    }
+}
+
+async fn post(strict: &Strict, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let bytes = match read_capped(&parts.headers, body, strict.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(error) => return error.into_response(&Kind::Other(Value::Null)),
+    };
+    let parsed = serde_json::from_slice::<Value>(&bytes);
+    let kind = parsed.as_ref().map_or(Kind::Other(Value::Null), classify);
+    // A body not declared as JSON is rmcp's to refuse (415); it is reshaped below.
+    if is_json(&parts.headers) {
+        let checked = parsed
+            .map_err(|e| WireError::new(StatusCode::BAD_REQUEST, ErrorCode::PARSE_ERROR, format!("Parse error: {e}")))
+            .and_then(|value| check_message(&value));
+        if let Err(error) = checked {
+            return error.into_response(&kind);
+        }
+    }
+    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    finish_post(response, &kind).await
+}
+
+/// Buffers `body`, refusing more than `max` bytes (at once when `Content-Length` says so).
+async fn read_capped(headers: &HeaderMap, mut body: Body, max: usize) -> Result<Bytes, WireError> {
+    let too_large = || {
+        WireError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid Request: request body exceeds {max} bytes"),
+        )
+    };
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > max as u64) {
+        return Err(too_large());
+    }
+    let mut collected = Vec::with_capacity(declared.map_or(0, |len| len as usize));
+    while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
+        let frame =
+            frame.map_err(|e| WireError::invalid_request(format!("Invalid Request: cannot read the body: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            if data.len() > max - collected.len() {
+                return Err(too_large());
+            }
+            collected.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(collected))
+}
+
+/// `Content-Type` is `application/json` (parameters allowed), as rmcp requires.
+fn is_json(headers: &HeaderMap) -> bool {
+    headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|ct| {
+        let essence = ct.split_once(';').map_or(ct, |(essence, _)| essence);
+        essence.trim().eq_ignore_ascii_case("application/json")
+    })
+}
+
+/// Notification (an object with `method` and no `id`, rmcp's reading) or not, and the `id` to
+/// echo: a string or an integer, else `null`.
+fn classify(value: &Value) -> Kind {
+    let Some(object) = value.as_object() else {
+        return Kind::Other(Value::Null);
+    };
+    match object.get("id") {
+        None if object.contains_key("method") => Kind::Notification,
+        Some(id) if valid_id(id) => Kind::Other(id.clone()),
+        _ => Kind::Other(Value::Null),
+    }
+}
+
+/// MCP request ids are strings or integers (no `null`, no fraction).
+fn valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
+/// MA-8-1 step 1: the JSON-RPC shape of one message, before rmcp looks at any header.
+fn check_message(value: &Value) -> Result<(), WireError> {
+    let object = match value {
+        Value::Object(object) => object,
+        Value::Array(_) => {
+            return Err(WireError::invalid_request(
+                "Invalid Request: JSON-RPC batches are not supported; send one message per POST",
+            ));
+        }
+        _ => return Err(WireError::invalid_request("Invalid Request: the body must be a JSON-RPC message object")),
+    };
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(WireError::invalid_request("Invalid Request: `jsonrpc` must be \"2.0\""));
+    }
+    if object.get("id").is_some_and(|id| !valid_id(id)) {
+        return Err(WireError::invalid_request("Invalid Request: `id` must be a string or an integer"));
+    }
+    if object.get("method").is_some_and(|method| !method.is_string()) {
+        return Err(WireError::invalid_request("Invalid Request: `method` must be a string"));
+    }
+    // `"_meta": null` is left to rmcp, which reads it as absent.
+    if let Some(meta) = object.get("params").and_then(|params| params.get("_meta")).filter(|meta| !meta.is_null()) {
+        check_meta(meta)?;
+    }
+    // Whatever else rmcp's own message type refuses is refused here, before the headers too.
+    ClientJsonRpcMessage::deserialize(value)
+        .map(|_| ())
+        .map_err(|e| WireError::invalid_request(format!("Invalid Request: not an MCP JSON-RPC message: {e}")))
+}
+
+/// The request `_meta` keys MA-8-1 names: protocol version a string, capabilities an object
+/// (one rmcp reads as [`ClientCapabilities`]).
+fn check_meta(meta: &Value) -> Result<(), WireError> {
+    let Some(meta) = meta.as_object() else {
+        return Err(WireError::invalid_params("Invalid params: `params._meta` must be an object"));
+    };
+    if meta.get(META_PROTOCOL_VERSION).is_some_and(|version| !version.is_string()) {
+        return Err(WireError::invalid_params(format!(
+            "Invalid params: request _meta has a malformed {META_PROTOCOL_VERSION} (must be a string)"
+        )));
+    }
+    if let Some(capabilities) = meta.get(META_CLIENT_CAPABILITIES) {
+        let malformed = |why: String| {
+            WireError::invalid_params(format!(
+                "Invalid params: request _meta has a malformed {META_CLIENT_CAPABILITIES} ({why})"
+            ))
+        };
+        if !capabilities.is_object() {
+            return Err(malformed("must be an object".into()));
+        }
+        ClientCapabilities::deserialize(capabilities).map_err(|e| malformed(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// rmcp's answer to a POST, reshaped: no body for a notification (MA-8-2, MA-8-4), a JSON-RPC
+/// error body in place of plain text on a failed request.
+async fn finish_post(response: Response, kind: &Kind) -> Response {
+    let status = response.status();
+    let failed = status.is_client_error() || status.is_server_error();
+    let (mut parts, body) = response.into_parts();
+    let body = match kind {
+        Kind::Notification => Body::empty(),
+        Kind::Other(id) if failed && !is_json(&parts.headers) => {
+            let text = axum::body::to_bytes(body, MAX_REWRITTEN_BODY).await.unwrap_or_default();
+            let mut message = String::from_utf8_lossy(&text).trim().to_owned();
+            if message.is_empty() {
+                message = status.canonical_reason().unwrap_or("HTTP error").to_owned();
+            }
+            let code = if status.is_server_error() { ErrorCode::INTERNAL_ERROR } else { ErrorCode::INVALID_REQUEST };
+            parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            jsonrpc_error_body(id, code, &message)
+        }
+        Kind::Other(_) => return Response::from_parts(parts, body),
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    if matches!(kind, Kind::Notification) {
+        parts.headers.remove(header::CONTENT_TYPE);
+    }
+    Response::from_parts(parts, body)
+}
+
+async fn delete(strict: &Strict, request: Request, next: Next) -> Response {
+    // Asked before rmcp closes the session; a failed look-up leaves rmcp's answer standing.
+    let session = request.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(Arc::<str>::from);
+    let live = match &session {
+        Some(id) => strict.sessions.has_session(id).await.unwrap_or(true),
+        None => true,
+    };
+    let response = next.run(request).await;
+    if response.status() != StatusCode::ACCEPTED {
+        return response;
+    }
+    if live {
+        empty(StatusCode::NO_CONTENT)
+    } else {
+        let mut response = Response::new(Body::from("Not Found: Session not found"));
+        *response.status_mut() = StatusCode::NOT_FOUND;
+        response
+    }
+}
+
+/// `status` with an empty body.
+fn empty(status: StatusCode) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = status;
+    response
+}
+
+/// `status` with `{"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":MESSAGE}}`.
+fn jsonrpc_error(status: StatusCode, id: &Value, code: ErrorCode, message: &str) -> Response {
+    let mut response = Response::new(jsonrpc_error_body(id, code, message));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn jsonrpc_error_body(id: &Value, code: ErrorCode, message: &str) -> Body {
+    /// A JSON-RPC error object, members in the usual order.
+    #[derive(serde::Serialize)]
+    struct ErrorObject<'a> {
+        jsonrpc: &'static str,
+        id: &'a Value,
+        error: ErrorMember<'a>,
+    }
+    #[derive(serde::Serialize)]
+    struct ErrorMember<'a> {
+        code: i32,
+        message: &'a str,
+    }
+    let object = ErrorObject { jsonrpc: "2.0", id, error: ErrorMember { code: code.0, message } };
+    Body::from(serde_json::to_vec(&object).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta_error(meta: Value) -> Option<ErrorCode> {
+        let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
+        check_message(&message).err().map(|e| e.code)
+    }
+
+    // MA-8-1: the shape rules, one by one.
+    #[test]
+    fn shape_rules() {
+        let ok = json!({META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {"extensions": {"io.modelcontextprotocol/ui": {}}}});
+        assert_eq!(meta_error(ok), None);
+        assert_eq!(meta_error(json!({})), None, "absent keys are rmcp's to require");
+        assert_eq!(meta_error(Value::Null), None, "rmcp reads a null _meta as absent");
+        assert_eq!(meta_error(json!({META_PROTOCOL_VERSION: 20260728})), Some(ErrorCode::INVALID_PARAMS));
+        assert_eq!(meta_error(json!({META_CLIENT_CAPABILITIES: "all"})), Some(ErrorCode::INVALID_PARAMS));
+        assert_eq!(meta_error(json!({META_CLIENT_CAPABILITIES: {"extensions": 5}})), Some(ErrorCode::INVALID_PARAMS));
+        assert_eq!(meta_error(json!([])), Some(ErrorCode::INVALID_PARAMS));
+
+        let invalid = |v: Value| check_message(&v).err().map(|e| (e.status, e.code));
+        let bad = Some((StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST));
+        assert_eq!(invalid(json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])), bad);
+        assert_eq!(invalid(json!("ping")), bad);
+        assert_eq!(invalid(json!({"id": 1, "method": "ping"})), bad);
+        assert_eq!(invalid(json!({"jsonrpc": "1.0", "id": 1, "method": "ping"})), bad);
+        assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": {}, "method": "ping"})), bad);
+        assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"})), bad);
+        assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": 1, "method": 5})), bad);
+        assert_eq!(invalid(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 5})), bad);
+        assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})), None);
+        assert_eq!(invalid(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})), None);
+        assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": 3, "result": {}})), None);
+    }
+
+    #[test]
+    fn notifications_and_ids() {
+        assert_eq!(classify(&json!({"jsonrpc": "2.0", "method": "x"})), Kind::Notification);
+        assert_eq!(classify(&json!({"method": 5})), Kind::Notification, "a broken notification is still one");
+        assert_eq!(classify(&json!({"jsonrpc": "2.0", "id": 7, "method": "x"})), Kind::Other(json!(7)));
+        assert_eq!(classify(&json!({"jsonrpc": "2.0", "id": "a", "method": "x"})), Kind::Other(json!("a")));
+        assert_eq!(classify(&json!({"jsonrpc": "2.0", "id": [1], "method": "x"})), Kind::Other(Value::Null));
+        assert_eq!(classify(&json!({"jsonrpc": "2.0", "id": null, "method": "x"})), Kind::Other(Value::Null));
+        assert_eq!(classify(&json!([{"jsonrpc": "2.0", "method": "x"}])), Kind::Other(Value::Null));
+    }
+}
