@@ -17,7 +17,7 @@ pub use capability::{
     CancelBehavior, CapabilityBuilder, CapabilityKind, CapabilityLimits, CapabilitySpec, CharacterSpec, Completion,
     Fallback, FallbackReason, FieldProblem, InteractionType, QueueMode, QueuePolicy, Scope, SpecError, StyleSpec,
 };
-pub use view::{ViewCsp, WindowView};
+pub use view::{ViewCsp, ViewCspError, WindowView};
 
 use serde::Serialize;
 use std::any::TypeId;
@@ -207,6 +207,26 @@ impl Catalog {
         self.by_type.insert(TypeId::of::<W>(), spec.clone());
         self.windows.push(spec.clone());
         spec
+    }
+
+    /// Registers window type `W` (if it is not yet) and makes `view` its MCP Apps view,
+    /// replacing the one `#[bridge_window(view = …)]` declared, if any (issue #8). Errors: a
+    /// CSP entry that is not an `https://` origin ([`ViewCsp::check`]); the catalog is then
+    /// unchanged.
+    pub fn set_window_view<W: crate::BridgeWindow + crate::BridgeActions>(
+        &mut self,
+        view: WindowView,
+    ) -> Result<Arc<WindowSpec>, ViewCspError> {
+        view.csp.check()?;
+        let old = self.register::<W>();
+        let spec = Arc::new(WindowSpec { view: Some(Arc::new(view)), ..(*old).clone() });
+        self.by_type.insert(TypeId::of::<W>(), spec.clone());
+        for w in &mut self.windows {
+            if Arc::ptr_eq(w, &old) {
+                *w = spec.clone();
+            }
+        }
+        Ok(spec)
     }
 
     /// The app-level spec, if the app declared actions.

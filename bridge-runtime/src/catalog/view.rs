@@ -2,8 +2,10 @@
 //! (issue #8, MA-6, MA-9).
 //!
 //! Declared with `#[bridge_window(view = "views/order.html")]` or
-//! `#[bridge_window(view(file = "…", resource_domains = ["https://…"]))]`; a window type
-//! without one is shown by the built-in view, which needs no declaration.
+//! `#[bridge_window(view(file = "…", resource_domains = ["https://…"]))]`, or in code with
+//! `Bridge::builder(..).window_view::<W>(WindowView::html(..))` (a view a build script bundles
+//! into `OUT_DIR`, say); a window type without one is shown by the built-in view, which needs
+//! no declaration.
 
 use serde::Serialize;
 use std::borrow::Cow;
@@ -38,18 +40,31 @@ impl ViewCsp {
     }
 
     /// Checks every entry (the macro checks literals at compile time; this is the same rule
-    /// for views built in code). Errors: `"resourceDomains: `http://x` must be an https://
-    /// origin …"`, one message for the first bad entry.
-    pub fn check(&self) -> Result<(), String> {
+    /// for views built in code). Errors: the first entry that is not an `https://` origin
+    /// ([`ViewCspError`], e.g. "resourceDomains: `http://x` must be an https:// origin …").
+    pub fn check(&self) -> Result<(), ViewCspError> {
         for (list, domains) in self.lists() {
             for d in domains {
                 if let Err(p) = bridge_rules::check_csp_domain(d) {
-                    return Err(format!("{list}: `{d}` {}", p.reason()));
+                    return Err(ViewCspError { list, domain: d.to_string(), reason: p.reason() });
                 }
             }
         }
         Ok(())
     }
+}
+
+/// A CSP entry of a view that is not an `https://` origin (MA-9-2): which list, the entry, and
+/// why. Displays as "resourceDomains: `http://x` must be an https:// origin such as …".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{list}: `{domain}` {reason}")]
+pub struct ViewCspError {
+    /// The list's wire name, e.g. `resourceDomains`.
+    pub list: &'static str,
+    /// The entry as given.
+    pub domain: String,
+    /// What is wrong with it.
+    pub reason: &'static str,
 }
 
 /// A window type's own view: a complete HTML document served as a `ui://` resource with MIME
@@ -80,7 +95,7 @@ impl WindowView {
 
     /// Sets the CSP lists. Errors: the first entry that is not an `https://` origin
     /// ([`ViewCsp::check`]).
-    pub fn with_csp(mut self, csp: ViewCsp) -> Result<Self, String> {
+    pub fn with_csp(mut self, csp: ViewCsp) -> Result<Self, ViewCspError> {
         csp.check()?;
         self.csp = csp;
         Ok(self)

@@ -234,6 +234,19 @@ impl BridgeBuilder {
         self
     }
 
+    /// Registers window type `W` with `view` as its MCP Apps view (issue #8, MA-6): the same as
+    /// `#[bridge_window(view = "…")]`, for HTML built in code or bundled into `OUT_DIR` by a
+    /// build script (`WindowView::html(include_str!(concat!(env!("OUT_DIR"), "/view.html")))`).
+    /// Replaces a view the attribute declared. Errors: a CSP entry that is not an `https://`
+    /// origin ([`ViewCspError`](crate::catalog::ViewCspError)).
+    pub fn window_view<W: BridgeWindow + BridgeActions>(
+        mut self,
+        view: crate::catalog::WindowView,
+    ) -> Result<Self, crate::catalog::ViewCspError> {
+        self.catalog.set_window_view::<W>(view)?;
+        Ok(self)
+    }
+
     /// App-specific notes appended to the GB-8.1-3 instructions (GB-8.1-2).
     pub fn instructions(mut self, notes: impl Into<String>) -> Self {
         self.notes = Some(notes.into());

@@ -112,8 +112,9 @@ impl ServerHandler for GuiBridgeServer {
         Ok(result)
     }
 
-    /// `app://windows` → the snapshot as one `application/json` text content (GB-12.2-1); a
-    /// `ui://` view URI → the window view for a client with the MCP Apps extension (MA-6-5),
+    /// `app://windows` → the snapshot as one `application/json` text content (GB-12.2-1), with
+    /// `_meta["bridge/windowTools"]` for a client with the MCP Apps extension (the windows'
+    /// listed tools, so a view can offer them); a `ui://` view URI → the window view for a client with the MCP Apps extension (MA-6-5),
     /// `-32021` for one without (MA-12-4); any other URI → resource-not-found, `-32002`
     /// (OQ-GB-22; rmcp reports it as `-32602` to 2026-07-28 clients, as that revision
     /// requires). Results carry the server identity in `_meta` (MA-13-4).
@@ -122,8 +123,13 @@ impl ServerHandler for GuiBridgeServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let mut meta = apps::server_info_meta(self.bridge.identity());
         let mut result = if request.uri == WINDOWS_URI {
-            read_windows(&self.bridge.published())
+            let published = self.bridge.published();
+            if apps::client_supports_ui(&context) {
+                meta.insert(apps::WINDOW_TOOLS_META_KEY.to_owned(), apps::window_tools(&published));
+            }
+            read_windows(&published)
         } else if request.uri.starts_with(apps::UI_SCHEME) {
             if !apps::client_supports_ui(&context) {
                 return Err(apps::missing_ui_capability());
@@ -143,7 +149,7 @@ impl ServerHandler for GuiBridgeServer {
                 Some(json!({ "uri": request.uri })),
             ));
         };
-        result.meta = Some(apps::server_info_meta(self.bridge.identity()));
+        result.meta = Some(meta);
         Ok(result.into())
     }
 

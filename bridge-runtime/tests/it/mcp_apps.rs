@@ -6,7 +6,9 @@
 use crate::support::mcp as mcp_support;
 
 use bridge_runtime::catalog::{ViewCsp, WindowMeta, WindowView};
-use bridge_runtime::mcp::apps::{SERVER_INFO_META_KEY, UI_EXTENSION_ID, UI_MIME, WINDOW_ID_META_KEY};
+use bridge_runtime::mcp::apps::{
+    SERVER_INFO_META_KEY, UI_EXTENSION_ID, UI_MIME, WINDOW_ID_META_KEY, WINDOW_TOOLS_META_KEY,
+};
 use bridge_runtime::{
     ActionContext, ActionError, ActionSpec, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered,
 };
@@ -287,8 +289,43 @@ async fn an_authors_view_replaces_the_built_in_one_for_its_type() {
 #[test]
 fn view_csp_entries_must_be_https_origins() {
     let bad = ViewCsp { connect_domains: vec!["http://api.example.com".into()], ..ViewCsp::default() };
-    let err = WindowView::html("<!doctype html>").with_csp(bad).unwrap_err();
+    let err = WindowView::html("<!doctype html>").with_csp(bad.clone()).unwrap_err().to_string();
     assert!(err.starts_with("connectDomains: `http://api.example.com` must be an https:// origin"), "{err}");
+    // The builder call checks the same rule for a view whose fields were set directly.
+    let view = WindowView { csp: bad, ..WindowView::html("<!doctype html>") };
+    let err = Bridge::builder("x", "1").window_view::<Editor>(view).err().expect("refused");
+    assert_eq!(err.domain, "http://api.example.com");
+    assert_eq!(err.list, "connectDomains");
+}
+
+// Issue #8 item 4: `Bridge::builder(..).window_view::<W>(..)` gives a window type a view built in
+// code (a bundler's output, say), replacing the built-in one, or the one its attribute declared.
+#[tokio::test]
+async fn a_view_given_to_the_builder_replaces_the_declared_one() {
+    let html = "<!doctype html><title>bundled</title><p>bundled chart</p>";
+    let bridge = Bridge::builder("chart-app", "0.1.0")
+        .window::<Chart>()
+        .window_view::<Chart>(WindowView::html(html))
+        .and_then(|b| b.window_view::<Editor>(WindowView::html("<!doctype html><p>editor</p>")))
+        .expect("https-only CSP")
+        .spawn_headless(|ui| {
+            ui.open(Chart, OpenOptions::window());
+            ui.open(Editor { recipient: String::new(), amount: 1.0 }, OpenOptions::window());
+        });
+    assert_eq!(bridge.catalog().windows().len(), 2, "registered once each");
+    let client = client_with(&bridge, false, ui()).await;
+    let tools = tools_json(&client).await;
+    let uri_of = |suffix: &str| {
+        let t = tools.iter().find(|t| t["name"].as_str().unwrap().ends_with(suffix)).unwrap();
+        resource_uri(t).unwrap().to_owned()
+    };
+    let chart = read_view(&client, &uri_of("__zoom")).await;
+    assert_eq!(chart["contents"][0]["text"], html);
+    assert_eq!(chart["contents"][0]["_meta"]["ui"]["csp"]["resourceDomains"], json!([]), "the new view's CSP");
+    let editor = read_view(&client, &uri_of("__set_amount")).await;
+    assert_eq!(editor["contents"][0]["text"], "<!doctype html><p>editor</p>");
+    assert!(uri_of("__set_amount").starts_with("ui://chart-app/editor-"));
+    client.cancel().await.unwrap();
 }
 
 // Contents of the app://windows read are unchanged by the extension (MA-12-3 for resources).
@@ -304,4 +341,82 @@ async fn the_snapshot_is_the_same_with_the_extension() {
         a.cancel().await.unwrap();
         b.cancel().await.unwrap();
     }
+}
+
+async fn read_windows(client: &Client) -> Value {
+    let r = client.read_resource(ReadResourceRequestParams::new("app://windows")).await.expect("read");
+    serde_json::to_value(r).unwrap()
+}
+
+// Issue #8 item 3: a view cannot list the server's tools through the Apps bridge, so an
+// app://windows read by a client with the extension names each window's listed tools in
+// `_meta["bridge/windowTools"]`, exactly as tools/list groups them (GB-5.1-4); a client
+// without the extension gets no such key (MA-12-1: nothing changes for it).
+#[tokio::test]
+async fn windows_reads_name_each_windows_tools_for_apps_clients() {
+    let bridge = bridge();
+    for modern in ERAS {
+        let a = client_with(&bridge, modern, ui()).await;
+        let b = client_with(&bridge, modern, Recorder::default()).await;
+        let with = read_windows(&a).await;
+        let without = read_windows(&b).await;
+        assert_eq!(without["_meta"].get(WINDOW_TOOLS_META_KEY), None, "{without:#}");
+        assert_eq!(without["_meta"][SERVER_INFO_META_KEY]["name"], "test-app");
+
+        let mut expected = Map::new();
+        for t in tools_json(&a).await {
+            let Some(id) = t["_meta"][WINDOW_ID_META_KEY].as_str() else { continue };
+            let name = t["name"].as_str().unwrap();
+            let action = name.strip_prefix(&format!("{id}__")).unwrap();
+            let entry = expected.entry(id).or_insert_with(|| json!({"type": "Editor", "tools": {}}));
+            entry["tools"][action] = json!(name);
+        }
+        assert!(!expected.is_empty());
+        assert_eq!(with["_meta"][WINDOW_TOOLS_META_KEY], Value::Object(expected), "{with:#}");
+        a.cancel().await.unwrap();
+        b.cancel().await.unwrap();
+    }
+}
+
+// Issue #8 item 3: the built-in view carries the catalog's window types — titles, block
+// labels, and every action with the exact inputSchema the tools list — so it can build
+// forms; the config cannot close its <script> element (MA-9-6).
+#[tokio::test]
+async fn the_built_in_view_carries_the_catalogs_actions() {
+    let bridge = bridge();
+    let uri = view_uri(&bridge, false).await;
+    let client = client_with(&bridge, false, ui()).await;
+    let read = read_view(&client, &uri).await;
+    let html = read["contents"][0]["text"].as_str().unwrap();
+    let start = html.find(r#"<script type="application/json" id="bridge-config">"#).unwrap();
+    let rest = &html[start..];
+    let body = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+    assert!(!body.contains('<'), "the config escapes `<`");
+    let config: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(config["windowsUri"], "app://windows");
+    assert_eq!(config["windowToolsMetaKey"], WINDOW_TOOLS_META_KEY);
+    let windows = bridge.catalog().windows().to_vec();
+    assert_eq!(config["types"].as_object().unwrap().len(), windows.len());
+    for w in &windows {
+        let t = &config["types"][&w.meta.type_name];
+        assert_eq!(t["title"], w.meta.title.as_str());
+        let names: Vec<&str> = t["actions"].as_array().unwrap().iter().map(|a| a["action"].as_str().unwrap()).collect();
+        let declared: Vec<&str> = w.actions.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, declared, "declaration order");
+        for (a, spec) in t["actions"].as_array().unwrap().iter().zip(&w.actions) {
+            assert_eq!(a["inputSchema"], Value::Object(spec.input_schema.as_ref().clone()));
+            assert_eq!(a["hints"]["destructive"], spec.hints.destructive);
+        }
+    }
+    // The built-in view pins the host origin and checks every message's source and origin
+    // (MA-9-5, MA-13-7), never posts to "*", and never writes app data as markup (MA-9-6).
+    assert!(html.contains("postMessage(message, hostOrigin)"));
+    assert!(html.contains("event.source !== window.parent || event.origin !== hostOrigin"));
+    assert!(!html.contains("'*'") && !html.contains("\"*\""));
+    assert!(!html.contains("innerHTML") && !html.contains("insertAdjacentHTML") && !html.contains("document.write"));
+    // Self-contained (MA-9-3): no external script, style, image or font.
+    for needle in ["<script src", "<link", "@import", "url(http", "src=\"http"] {
+        assert!(!html.contains(needle), "{needle}");
+    }
+    client.cancel().await.unwrap();
 }

@@ -16,7 +16,7 @@
 //! may bring its own with `#[bridge_window(view = "…")]` ([`WindowView`]).
 
 use crate::catalog::{ViewCsp, WindowSpec, WindowView};
-use crate::gui::{Bridge, ServerIdentity, ToolEntry};
+use crate::gui::{Bridge, Published, ServerIdentity, ToolEntry, humanize};
 use rmcp::model::{
     CacheScope, ClientCapabilities, ExtensionCapabilities, JsonObject, MetaObject, ReadResourceResult,
     ResourceContents, Tool,
@@ -40,6 +40,17 @@ pub const UI_SCHEME: &str = "ui://";
 /// tool names (OQ-GB-13).
 pub const WINDOW_ID_META_KEY: &str = "bridge/windowId";
 
+/// `_meta` key on `app://windows` read results for clients with the extension: which tools
+/// each window has right now, `{"<winId>": {"type": "<window type>", "tools": {"<action>":
+/// "<tool name>"}}}`, for the windows that have any (GB-5.1-4). A view cannot list the
+/// server's tools through the Apps bridge, so it learns the shown window's available actions
+/// here, and their schemas from the catalog it carries.
+pub const WINDOW_TOOLS_META_KEY: &str = "bridge/windowTools";
+
+/// How often the built-in view re-reads `app://windows` through the host while it is visible,
+/// ms, so that the user's own edits in the app show up.
+pub const VIEW_REFRESH_MS: u64 = 2_000;
+
 /// `_meta` key of the server identity on results (MA-13-4, OQ-MA-6).
 pub const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -50,7 +61,11 @@ pub const VIEW_TTL_MS: u64 = 3_600_000;
 /// The built-in view: one self-contained HTML document (inline script and styles, no external
 /// URL) that renders any window from `app://windows` and offers its actions (MA-6, MA-9).
 /// The server replaces the token `__BRIDGE_VIEW_CONFIG__` in it with a JSON object
-/// `{"windowsUri", "windowIdMetaKey", "catalogDigest", "server": {"name", "version"}}`.
+/// `{"windowsUri", "windowIdMetaKey", "windowToolsMetaKey", "refreshMs", "catalogDigest",
+/// "server": {"name", "version"}, "types": {"<window type>": {"title", "blocks": [{"id",
+/// "label"}], "actions": [{"action",
+/// "title", "description"?, "inputSchema", "hints": {"readOnly", "destructive", "idempotent",
+/// "openWorld"}}]}}}`: the catalog's window types and their actions in declaration order.
 pub const DEFAULT_VIEW_HTML: &str = include_str!("view.html");
 
 const CONFIG_TOKEN: &str = "__BRIDGE_VIEW_CONFIG__";
@@ -94,6 +109,55 @@ pub(crate) fn server_info_meta(identity: &ServerIdentity) -> MetaObject {
     let mut meta = MetaObject::default();
     meta.insert(SERVER_INFO_META_KEY.to_owned(), json!({"name": identity.name, "version": identity.version}));
     meta
+}
+
+/// `_meta["bridge/windowTools"]` for an `app://windows` read by a client with the extension
+/// ([`WINDOW_TOOLS_META_KEY`]): the listed tools of `published`, grouped by window, in listed
+/// order within a window (`serde_json` keeps object keys sorted, so windows come by id).
+pub(crate) fn window_tools(published: &Published) -> Value {
+    let mut windows = serde_json::Map::new();
+    for entry in published.tools.iter() {
+        let (Some(id), Some(spec)) = (&entry.window_id, &entry.window_type) else { continue };
+        let window = windows.entry(id.clone()).or_insert_with(|| json!({ "type": spec.meta.type_name, "tools": {} }));
+        if let Some(tools) = window.get_mut("tools").and_then(Value::as_object_mut) {
+            tools.insert(entry.action.name.clone(), Value::String(entry.name.clone()));
+        }
+    }
+    Value::Object(windows)
+}
+
+/// The window types and their actions as the built-in view needs them to build forms (see
+/// [`DEFAULT_VIEW_HTML`]).
+fn view_types(windows: &[Arc<WindowSpec>]) -> Value {
+    let types = windows
+        .iter()
+        .map(|w| {
+            let actions: Vec<Value> = w
+                .actions
+                .iter()
+                .map(|a| {
+                    let mut action = json!({
+                        "action": a.name,
+                        "title": a.title.clone().unwrap_or_else(|| humanize(&a.name)),
+                        "inputSchema": a.input_schema.as_ref(),
+                        "hints": {
+                            "readOnly": a.hints.read_only,
+                            "destructive": a.hints.destructive,
+                            "idempotent": a.hints.idempotent,
+                            "openWorld": a.hints.open_world,
+                        },
+                    });
+                    if !a.description.is_empty() {
+                        action["description"] = Value::String(a.description.clone());
+                    }
+                    action
+                })
+                .collect();
+            let blocks: Vec<Value> = w.meta.blocks.iter().map(|b| json!({ "id": b.id, "label": b.label })).collect();
+            (w.meta.type_name.clone(), json!({ "title": w.meta.title, "blocks": blocks, "actions": actions }))
+        })
+        .collect::<serde_json::Map<_, _>>();
+    Value::Object(types)
 }
 
 /// One servable view: its versioned URI, its HTML and CSP.
@@ -186,10 +250,13 @@ fn build_table(identity: &ServerIdentity, catalog_json: &str, windows: &[Arc<Win
     let config = json!({
         "windowsUri": super::WINDOWS_URI,
         "windowIdMetaKey": WINDOW_ID_META_KEY,
+        "windowToolsMetaKey": WINDOW_TOOLS_META_KEY,
+        "refreshMs": VIEW_REFRESH_MS,
         "catalogDigest": catalog_digest,
         "server": {"name": identity.name, "version": identity.version},
+        "types": view_types(windows),
     });
-    // `<` escaped so no value can close the <script> element it sits in.
+    // `<` escaped so no value can close the <script> element it sits in (or open a comment).
     let config = config.to_string().replace('<', "\\u003c");
     let html = DEFAULT_VIEW_HTML.replacen(CONFIG_TOKEN, &config, 1);
     let default = entry(&authority, "window", catalog_json, html, ViewCsp::default());
