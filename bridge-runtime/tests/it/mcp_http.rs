@@ -444,3 +444,98 @@ async fn modern_get_and_delete_are_405() {
         assert!(r.header("allow").is_some_and(|allow| allow.contains("POST")), "{method}: {:?}", r.headers);
     }
 }
+
+/// `params._meta` of a 2026-07-28 request from a client with the MCP Apps extension.
+fn apps_meta() -> Value {
+    let mut meta = modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}});
+    meta
+}
+
+/// One 2026-07-28 request on the wire with its routing headers; the result, checked for the
+/// envelope every result carries: `resultType` (MA-1-5) and the server identity (MA-13-4), and
+/// no session id header (MA-1-2, MA-13-5).
+async fn stateless(url: &str, id: i64, method: &str, name: Option<&str>, params: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let extra: Vec<(&str, &str)> = name.map(|n| ("Mcp-Name", n)).into_iter().collect();
+    let r = post(url, method, &extra, body.to_string().as_bytes()).await;
+    assert_eq!(r.status, 200, "{method}: {}", r.text());
+    assert_eq!(r.header("mcp-session-id"), None, "{method}");
+    let answer = r.json();
+    assert_eq!(answer["id"], id, "{answer}");
+    let result = answer["result"].clone();
+    assert_eq!(result["resultType"], "complete", "{method}: {result}");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "test-app", "{method}: {result}");
+    assert!(!r.text().contains("sessionId"), "{method}: {}", r.text());
+    result
+}
+
+// The MCP Apps contract on the raw 2026-07-28 wire, one independent POST each (MA-13-1), each
+// carrying its own `_meta` capabilities (MA-1-3, MA-13-2), in the lesson's order but with no
+// `initialize` (MA-1-1) and no prior `server/discover` needed (MA-3-3): a call first, then
+// discovery (MA-1-4, MA-3-1, MA-3-2, MA-13-6), the resource list (MA-6-1, MA-6-2, MA-13-3),
+// the view read with `Mcp-Name` (MA-6-3), and `Mcp-Name` naming another view: -32020 (MA-6-4,
+// MA-13-9).
+#[tokio::test]
+async fn the_apps_contract_on_the_stateless_wire() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+
+    let call = stateless(
+        &url,
+        1,
+        "tools/call",
+        Some("w-1__load_rows"),
+        json!({"name": "w-1__load_rows", "arguments": {}, "_meta": apps_meta()}),
+    )
+    .await;
+    assert_eq!(call["isError"], false, "{call}");
+    assert!(call["content"][0]["text"].is_string(), "MA-5-1, MA-12-3: {call}");
+    assert_eq!(call["_meta"]["bridge/windowId"], "w-1");
+
+    let discover = stateless(&url, 2, "server/discover", None, json!({"_meta": apps_meta()})).await;
+    assert_eq!(discover["capabilities"]["extensions"], json!({"io.modelcontextprotocol/ui": {}}), "{discover}");
+    assert!(discover["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")), "{discover}");
+
+    let list = stateless(&url, 3, "resources/list", None, json!({"_meta": apps_meta()})).await;
+    assert_eq!(list["resources"].as_array().unwrap().len(), 1, "{list}");
+    let entry = &list["resources"][0];
+    for key in ["uri", "name", "description", "mimeType"] {
+        assert!(entry[key].is_string(), "{key}: {entry}");
+    }
+    assert!(list["ttlMs"].is_u64() && list["cacheScope"].is_string(), "{list}");
+    let again = stateless(&url, 4, "resources/list", None, json!({"_meta": modern_meta()})).await;
+    assert_eq!(again["resources"], list["resources"], "a stable descriptor, extension or not");
+
+    let tools = stateless(&url, 5, "tools/list", None, json!({"_meta": apps_meta()})).await;
+    let uri = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|t| t["_meta"]["ui"]["resourceUri"].as_str())
+        .expect("a window tool with its view")
+        .to_owned();
+    let read = stateless(&url, 6, "resources/read", Some(&uri), json!({"uri": uri, "_meta": apps_meta()})).await;
+    assert_eq!(read["contents"][0]["mimeType"], "text/html;profile=mcp-app");
+    assert!(read["ttlMs"].is_u64() && read["cacheScope"] == "public", "{read}");
+
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read",
+        "params": {"uri": uri, "_meta": apps_meta()}});
+    let r =
+        post(&url, "resources/read", &[("Mcp-Name", "ui://test-app/other.html")], body.to_string().as_bytes()).await;
+    assert_jsonrpc_error(&r, 400, -32020, json!(7));
+
+    // The same read without the extension: -32021 naming the capability (MA-12-4).
+    let body = json!({"jsonrpc": "2.0", "id": 8, "method": "resources/read",
+        "params": {"uri": uri, "_meta": modern_meta()}});
+    let r = post(&url, "resources/read", &[("Mcp-Name", &uri)], body.to_string().as_bytes()).await;
+    let body = r.json();
+    assert_eq!(r.status, 400, "OQ-MA-4: {body}");
+    assert_eq!(body["error"]["code"], -32021, "{body}");
+    assert_eq!(
+        body["error"]["data"]["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/ui"],
+        json!({}),
+        "{body}"
+    );
+}
