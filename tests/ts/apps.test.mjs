@@ -633,6 +633,35 @@ function forgerPage(editor) {
   </script>`;
 }
 
+describe('a host that does not proxy resources/read', () => {
+  let server;
+  let hp;
+  before(async () => {
+    server = await startOrderEditor();
+    hp = await HostPage.open(server, { era: 'auto', ui: '1', reads: '0' });
+  }, { timeout: TEST_TIMEOUT });
+  after(async () => {
+    await hp?.close().catch(() => {});
+    await server?.stop();
+  });
+
+  test('the view shows the window each result carries and still runs its actions', { timeout: TEST_TIMEOUT }, async () => {
+    const h = await hp.host();
+    assert.equal(h.phase, 'ready', await hp.diagnostics());
+    // The agent's focus result carries the editor's state (`_meta["bridge/window"]`).
+    const s = await hp.untilView((v) => v.state === 'ready' && v.windowId === 'w-A', 'the editor from the tool result');
+    assert.equal(s.fields['Payment password'].sensitive, 'true');
+    assert.ok(s.actions.some((a) => a.action === 'edit_field'), JSON.stringify(s.actions));
+    assert.equal((await hp.page.evaluate(() => window.__hostReads.filter((r) => r.uri === 'app://windows').length)) > 0, false,
+      'the view did not ask for reads the host does not offer');
+    await hp.runAction('edit_field', { field: 'recipient', value: 'Dorothy Vaughan' });
+    const entry = await hp.untilLogged('w-A__edit_field');
+    assert.equal(entry.arguments.expectedVersion, s.version);
+    const after = await hp.untilView((v) => v.fields.Recipient?.text === 'Dorothy Vaughan', 'the new state from the call result');
+    assert.ok(after.version > s.version);
+  });
+});
+
 describe('a host without the UI extension (MA-12)', () => {
   let server;
   let uiUri;

@@ -282,13 +282,17 @@ impl ServerHandler for GuiBridgeServer {
 
     /// Runs the call through the bridge (GB-7.2 checks, schema validation, the action,
     /// timeout: all in [`Bridge::call_tool`]), then writes this connection's pending
-    /// notifications, then answers (see the module docs on ordering). Missing `arguments` is
+    /// notifications, then answers (see the module docs on ordering). A window tool's result
+    /// names its window in `_meta["bridge/windowId"]`; for a client with the MCP Apps extension
+    /// it also carries that window's state after the call (`_meta["bridge/window"]`) and tools
+    /// (`_meta["bridge/windowTools"]`), so a view can show it in a host that does not proxy
+    /// `resources/read`. Missing `arguments` is
     /// `{}`. GB failures, unknown tool names included, are `isError` results, never JSON-RPC
     /// errors (GB-7.4-1, OQ-GB-21).
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let mut meta = apps::server_info_meta(self.bridge.identity());
@@ -301,10 +305,10 @@ impl ServerHandler for GuiBridgeServer {
             return Ok(result.into());
         }
         // The window the tool acts on, as listed (`bridge/windowId`), so a view can follow it.
-        if let Some(id) =
-            self.bridge.published().tools.iter().find(|t| t.name == request.name).and_then(|t| t.window_id.clone())
-        {
-            meta.insert(apps::WINDOW_ID_META_KEY.to_owned(), id.into());
+        let window_id =
+            self.bridge.published().tools.iter().find(|t| t.name == request.name).and_then(|t| t.window_id.clone());
+        if let Some(id) = &window_id {
+            meta.insert(apps::WINDOW_ID_META_KEY.to_owned(), id.clone().into());
         }
         let outcome = self.bridge.call_tool(&request.name, args).await;
         if let Err(e) = &outcome.result {
@@ -312,6 +316,11 @@ impl ServerHandler for GuiBridgeServer {
         }
         let now = Revs::of(&outcome.published).max(self.now());
         self.conn.flush(now).await;
+        if let Some(id) = &window_id
+            && apps::client_supports_ui(&context)
+        {
+            apps::insert_window_state(&mut meta, &outcome.published, id);
+        }
         let mut result = to_call_tool_result(&outcome.result);
         result.meta = Some(meta);
         Ok(result.into())

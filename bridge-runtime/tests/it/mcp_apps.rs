@@ -7,7 +7,7 @@ use crate::support::mcp as mcp_support;
 
 use bridge_runtime::catalog::{ViewCsp, WindowMeta, WindowView};
 use bridge_runtime::mcp::apps::{
-    SERVER_INFO_META_KEY, UI_EXTENSION_ID, UI_MIME, WINDOW_ID_META_KEY, WINDOW_TOOLS_META_KEY,
+    SERVER_INFO_META_KEY, UI_EXTENSION_ID, UI_MIME, WINDOW_ID_META_KEY, WINDOW_STATE_META_KEY, WINDOW_TOOLS_META_KEY,
 };
 use bridge_runtime::{
     ActionContext, ActionError, ActionSpec, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered,
@@ -419,4 +419,41 @@ async fn the_built_in_view_carries_the_catalogs_actions() {
         assert!(!html.contains(needle), "{needle}");
     }
     client.cancel().await.unwrap();
+}
+
+// Issue #8 item 3: a window tool's result names the window's state right after the call and its
+// tools, for a client with the extension (a view in a host that does not proxy resources/read
+// still shows it); a client without the extension gets neither (MA-12-1). A call that closes
+// its window leaves the state out.
+#[tokio::test]
+async fn call_results_carry_the_windows_state_for_apps_clients() {
+    for modern in ERAS {
+        let bridge = bridge();
+        let a = client_with(&bridge, modern, ui()).await;
+        let b = client_with(&bridge, modern, Recorder::default()).await;
+        let r = serde_json::to_value(call(&a, "w-1__set_amount", Some(json!({"amount": 7.5}))).await).unwrap();
+        let window = snapshot(&a).await["windows"].as_array().unwrap().iter().find(|w| w["id"] == "w-1").cloned();
+        assert_eq!(r["_meta"][WINDOW_STATE_META_KEY], window.unwrap(), "{r:#}");
+        let tools = &r["_meta"][WINDOW_TOOLS_META_KEY];
+        assert_eq!(tools.as_object().unwrap().keys().collect::<Vec<_>>(), ["w-1"], "only its own window");
+        assert_eq!(tools["w-1"]["tools"]["set_amount"], "w-1__set_amount");
+
+        let r = serde_json::to_value(call(&b, "w-1__set_amount", Some(json!({"amount": 8.5}))).await).unwrap();
+        assert_eq!(r["_meta"].get(WINDOW_STATE_META_KEY), None, "{r:#}");
+        assert_eq!(r["_meta"].get(WINDOW_TOOLS_META_KEY), None, "{r:#}");
+
+        // Submit opens the dialog w-2; its confirm closes it: no state of a closed window.
+        call(&a, "w-1__set_recipient", Some(json!({"recipient": "Ann"}))).await;
+        let r = serde_json::to_value(call(&a, "w-1__submit", None).await).unwrap();
+        assert_eq!(r["_meta"][WINDOW_STATE_META_KEY]["id"], "w-1");
+        assert_eq!(r["_meta"][WINDOW_TOOLS_META_KEY], json!({}), "blocked by its dialog: no tools");
+        let dialog = r["structuredContent"]["openedWindowIds"][0].as_str().unwrap().to_owned();
+        let confirm = tools_json(&a).await.into_iter().find(|t| t["_meta"][WINDOW_ID_META_KEY] == dialog.as_str());
+        let name = confirm.unwrap()["name"].as_str().unwrap().to_owned();
+        let r = serde_json::to_value(call(&a, &name, None).await).unwrap();
+        assert_eq!(r["_meta"][WINDOW_ID_META_KEY], dialog.as_str());
+        assert_eq!(r["_meta"].get(WINDOW_STATE_META_KEY), None, "{r:#}");
+        a.cancel().await.unwrap();
+        b.cancel().await.unwrap();
+    }
 }

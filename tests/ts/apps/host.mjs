@@ -9,6 +9,7 @@
 //   era=auto|legacy|pin   `versionNegotiation` mode (`pin` pins 2026-07-28)
 //   ui=1|0                whether the client declares the io.modelcontextprotocol/ui extension
 //   mount=1|0             whether to mount the view (a host without the extension only lists/reads)
+//   reads=1|0             whether the host proxies the view's resources/read (serverResources)
 //
 // Everything the test needs is on `window`:
 //   __host      {phase, era, protocolVersion, tools, uiUri, resource, csp, cspHeader, initialized,
@@ -34,6 +35,8 @@ const query = new URLSearchParams(location.search);
 const era = query.get('era') ?? 'auto';
 const withUi = query.get('ui') !== '0';
 const mount = query.get('mount') !== '0' && withUi;
+// reads=0: a host that does not proxy the view's resources/read (no serverResources capability).
+const proxyReads = query.get('reads') !== '0';
 
 const host = {
   phase: 'starting',
@@ -235,7 +238,7 @@ async function main() {
   const bridge = new AppBridge(
     client,
     { name: 'bridge-apps-test-host', version: '0.0.0' },
-    { serverTools: {}, serverResources: {}, logging: {}, sandbox: { csp: host.csp, permissions: {} } },
+    { serverTools: {}, ...(proxyReads ? { serverResources: {} } : {}), logging: {}, sandbox: { csp: host.csp, permissions: {} } },
     { hostContext: host.context },
   );
   host.bridge = bridge;
@@ -292,6 +295,7 @@ async function main() {
     window.__hostReads.push(entry);
     if (window.__beforeRead) await window.__beforeRead(params);
     try {
+      if (!proxyReads) throw new Error('This host does not proxy resources/read');
       return await forwardRead(params, extra);
     } finally {
       entry.done = true;

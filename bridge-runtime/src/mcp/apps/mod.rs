@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | the extension is advertised | `capabilities.extensions["io.modelcontextprotocol/ui"] = {}` in `initialize` and `server/discover` (MA-3-1) |
 //! | a client has it | its capabilities for *this request*: the 2026-07-28 `_meta` or the legacy session's `initialize` (MA-2-3); never `clientInfo` (MA-2-5) |
-//! | with it | every window tool carries `_meta.ui.resourceUri` and `_meta["bridge/windowId"]` (MA-4-1, MA-4-4) |
+//! | with it | every window tool carries `_meta.ui.resourceUri` and `_meta["bridge/windowId"]` (MA-4-1, MA-4-4); `app://windows` reads carry `_meta["bridge/windowTools"]`, window tool results `_meta["bridge/window"]` and `_meta["bridge/windowTools"]` (what a view needs and cannot ask the host for) |
 //! | without it | the same tools without `_meta.ui`, the same results; reading a `ui://` URI is `-32021` (MA-12) |
 //! | the view | a `ui://` resource, `text/html;profile=mcp-app`, not in `resources/list` (GB-12.1-1), readable with `resources/read` (MA-6) |
 //!
@@ -47,6 +47,12 @@ pub const WINDOW_ID_META_KEY: &str = "bridge/windowId";
 /// here, and their schemas from the catalog it carries.
 pub const WINDOW_TOOLS_META_KEY: &str = "bridge/windowTools";
 
+/// `_meta` key on window tool results for clients with the extension: the acted-on window as
+/// `app://windows` shows it right after the call (a `Window` object, GB-4.2; absent once the
+/// call closed it), so a view can render it even where the host does not proxy
+/// `resources/read`.
+pub const WINDOW_STATE_META_KEY: &str = "bridge/window";
+
 /// How often the built-in view re-reads `app://windows` through the host while it is visible,
 /// ms, so that the user's own edits in the app show up.
 pub const VIEW_REFRESH_MS: u64 = 2_000;
@@ -61,11 +67,11 @@ pub const VIEW_TTL_MS: u64 = 3_600_000;
 /// The built-in view: one self-contained HTML document (inline script and styles, no external
 /// URL) that renders any window from `app://windows` and offers its actions (MA-6, MA-9).
 /// The server replaces the token `__BRIDGE_VIEW_CONFIG__` in it with a JSON object
-/// `{"windowsUri", "windowIdMetaKey", "windowToolsMetaKey", "refreshMs", "catalogDigest",
-/// "server": {"name", "version"}, "types": {"<window type>": {"title", "blocks": [{"id",
-/// "label"}], "actions": [{"action",
-/// "title", "description"?, "inputSchema", "hints": {"readOnly", "destructive", "idempotent",
-/// "openWorld"}}]}}}`: the catalog's window types and their actions in declaration order.
+/// `{"windowsUri", "windowIdMetaKey", "windowToolsMetaKey", "windowStateMetaKey", "refreshMs",
+/// "catalogDigest", "server": {"name", "version"}, "types": {"<window type>": {"title",
+/// "blocks": [{"id", "label"}], "actions": [{"action", "title", "description"?,
+/// "inputSchema", "hints": {"readOnly", "destructive", "idempotent", "openWorld"}}]}}}`: the
+/// catalog's window types and their actions in declaration order.
 pub const DEFAULT_VIEW_HTML: &str = include_str!("view.html");
 
 const CONFIG_TOKEN: &str = "__BRIDGE_VIEW_CONFIG__";
@@ -115,15 +121,32 @@ pub(crate) fn server_info_meta(identity: &ServerIdentity) -> MetaObject {
 /// ([`WINDOW_TOOLS_META_KEY`]): the listed tools of `published`, grouped by window, in listed
 /// order within a window (`serde_json` keeps object keys sorted, so windows come by id).
 pub(crate) fn window_tools(published: &Published) -> Value {
+    tools_by_window(published, None)
+}
+
+/// [`window_tools`] of every window, or of window `only`.
+fn tools_by_window(published: &Published, only: Option<&str>) -> Value {
     let mut windows = serde_json::Map::new();
     for entry in published.tools.iter() {
         let (Some(id), Some(spec)) = (&entry.window_id, &entry.window_type) else { continue };
+        if only.is_some_and(|only| only != id) {
+            continue;
+        }
         let window = windows.entry(id.clone()).or_insert_with(|| json!({ "type": spec.meta.type_name, "tools": {} }));
         if let Some(tools) = window.get_mut("tools").and_then(Value::as_object_mut) {
             tools.insert(entry.action.name.clone(), Value::String(entry.name.clone()));
         }
     }
     Value::Object(windows)
+}
+
+/// Adds `_meta["bridge/window"]` (the window's state in `published`) and
+/// `_meta["bridge/windowTools"]` (its tools alone) for window `id` to a call result's `_meta`;
+/// nothing if the window is gone.
+pub(crate) fn insert_window_state(meta: &mut MetaObject, published: &Published, id: &str) {
+    let Some(window) = published.snapshot.windows.iter().find(|w| w.id == id) else { return };
+    meta.insert(WINDOW_STATE_META_KEY.to_owned(), crate::render::to_value(window));
+    meta.insert(WINDOW_TOOLS_META_KEY.to_owned(), tools_by_window(published, Some(id)));
 }
 
 /// The window types and their actions as the built-in view needs them to build forms (see
@@ -251,6 +274,7 @@ fn build_table(identity: &ServerIdentity, catalog_json: &str, windows: &[Arc<Win
         "windowsUri": super::WINDOWS_URI,
         "windowIdMetaKey": WINDOW_ID_META_KEY,
         "windowToolsMetaKey": WINDOW_TOOLS_META_KEY,
+        "windowStateMetaKey": WINDOW_STATE_META_KEY,
         "refreshMs": VIEW_REFRESH_MS,
         "catalogDigest": catalog_digest,
         "server": {"name": identity.name, "version": identity.version},
