@@ -300,7 +300,8 @@ for (const era of ['auto', 'legacy']) {
       assert.equal(h.initialized, true, 'AppBridge oninitialized fired');
       const wire = h.wire;
       const firstIn = wire.find((w) => w.dir === 'in');
-      // MA-10-2: the view opens with ui/initialize, carrying appInfo and appCapabilities.
+      // MA-1-7, MA-10-1, MA-10-2: the Apps bridge is its own JSON-RPC dialect over postMessage;
+      // the view opens it with ui/initialize, carrying appInfo and appCapabilities.
       assert.equal(firstIn?.message.method, 'ui/initialize', JSON.stringify(wire.slice(0, 4)));
       assert.equal(typeof firstIn.message.params.appInfo?.name, 'string');
       assert.equal(typeof firstIn.message.params.appCapabilities, 'object');
@@ -369,6 +370,13 @@ for (const era of ['auto', 'legacy']) {
       assert.equal(edit.tool, `${editor}__edit_field`);
       assert.equal(edit.button, 'Edit field');
       assert.ok(edit.inputs.includes('field') && edit.inputs.includes('value'), edit.inputs.join(','));
+      // MA-11-7: what a screen reader finds, by role and accessible name.
+      const v = hp.view();
+      assert.match(await v.getByRole('heading', { level: 1 }).textContent(), /order #12345/);
+      assert.equal(await v.getByRole('button', { name: 'Edit field', exact: true }).count(), 1);
+      assert.equal(await v.getByLabel('Field', { exact: false }).first().getAttribute('name'), 'field');
+      assert.equal(await v.getByRole('status').count(), 1);
+      assert.deepEqual(await v.getByRole('table').getByRole('columnheader').allTextContents(), ['Product', 'Quantity', 'Unit price']);
       if (full) {
         // MA-13 (exercise the view): what a person sees.
         const file = path.join(outDir(), 'order-editor-view.png');
@@ -380,7 +388,8 @@ for (const era of ['auto', 'legacy']) {
     test("the view's Edit field form sends tools/call through the host, with the shown version", { timeout: TEST_TIMEOUT }, async () => {
       const before = await hp.untilView((v) => v.state === 'ready' && v.windowId === editor, 'the editor');
       await hp.runAction('edit_field', { field: 'recipient', value: 'Ada Lovelace' });
-      // MA-9-7, MA-11-4, MA-13-12: the button press is a request to the host, which runs it.
+      // MA-9-7, MA-11-4, MA-13-12: the button press is a request to the host, which runs it;
+      // tools/call crosses the bridge as a proxied core method (MA-10-1).
       const entry = await hp.untilLogged(`${editor}__edit_field`);
       assert.equal(entry.decision, 'allowed');
       assert.equal(entry.arguments.field, 'recipient');
@@ -648,7 +657,8 @@ describe('a host that does not proxy resources/read', () => {
   test('the view shows the window each result carries and still runs its actions', { timeout: TEST_TIMEOUT }, async () => {
     const h = await hp.host();
     assert.equal(h.phase, 'ready', await hp.diagnostics());
-    // The agent's focus result carries the editor's state (`_meta["bridge/window"]`).
+    // MA-11-2: the view uses only what the host advertised (here no serverResources, so no
+    // reads); the agent's focus result carries the editor's state (`_meta["bridge/window"]`).
     const s = await hp.untilView((v) => v.state === 'ready' && v.windowId === 'w-A', 'the editor from the tool result');
     assert.equal(s.fields['Payment password'].sensitive, 'true');
     assert.ok(s.actions.some((a) => a.action === 'edit_field'), JSON.stringify(s.actions));

@@ -471,7 +471,8 @@ async fn stateless(url: &str, id: i64, method: &str, name: Option<&str>, params:
     result
 }
 
-// The MCP Apps contract on the raw 2026-07-28 wire, one independent POST each (MA-13-1), each
+// The MCP Apps contract on the raw 2026-07-28 wire, core methods only (MA-2-1: the extension
+// adds `_meta` and a `ui://` resource, no method), one independent POST each (MA-13-1), each
 // carrying its own `_meta` capabilities (MA-1-3, MA-13-2), in the lesson's order but with no
 // `initialize` (MA-1-1) and no prior `server/discover` needed (MA-3-3): a call first, then
 // discovery (MA-1-4, MA-3-1, MA-3-2, MA-13-6), the resource list (MA-6-1, MA-6-2, MA-13-3),
