@@ -247,6 +247,15 @@ fn view_args(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<ViewArgs>>
     let (file, domains) = if meta.input.peek(Token![=]) {
         (Some(lit_str(meta)?), Default::default())
     } else if meta.input.peek(syn::token::Paren) {
+        let empty = {
+            let fork = meta.input.fork();
+            let content;
+            syn::parenthesized!(content in fork);
+            content.is_empty()
+        };
+        if empty {
+            return Err(meta.error("`view()` needs the HTML file: `view(file = \"views/window.html\", …)`"));
+        }
         let mut file = Attr::none(cx, "file");
         let mut lists: [Attr<'_, List<LitStr>>; 4] = [
             Attr::none(cx, "connect_domains"),
@@ -298,6 +307,10 @@ fn view_file(cx: &Ctxt, file: &LitStr) -> Option<String> {
     let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
     let path = std::path::Path::new(&root).join(&rel);
     match std::fs::read(&path) {
+        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {
+            cx.error_spanned_by(file, format!("view file `{rel}` is empty; a view is an HTML document"));
+            None
+        }
         Ok(bytes) if std::str::from_utf8(&bytes).is_ok() => Some(path.to_string_lossy().into_owned()),
         Ok(_) => {
             cx.error_spanned_by(file, format!("view file `{rel}` is not UTF-8 text; a view is an HTML document"));

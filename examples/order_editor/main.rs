@@ -66,8 +66,13 @@ async fn main() {
             std::process::exit(2);
         }
         Some(addr) => {
+            // Bound before it says so, so a busy port is the only message.
+            let listener = tokio::net::TcpListener::bind(addr).await.unwrap_or_else(|e| {
+                eprintln!("order_editor: cannot listen on {addr}: {e}");
+                std::process::exit(1);
+            });
             eprintln!("order_editor: serving MCP at http://{addr}/mcp (Ctrl-C to stop)");
-            bridge_runtime::mcp::serve_http(bridge, addr).await
+            bridge_runtime::mcp::serve_http_on(bridge, listener).await
         }
         None => {
             eprintln!("order_editor: serving MCP over stdio; an MCP host talks to it on stdin/stdout (Ctrl-D to stop)");

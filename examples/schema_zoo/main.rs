@@ -7,7 +7,8 @@
 //! against the tool's `outputSchema`.
 //!
 //! ```text
-//! cargo run --example schema_zoo      # MCP over stdio; the window is "zoo", tools zoo__*
+//! cargo run --example schema_zoo                           # MCP over stdio; the window is "zoo", tools zoo__*
+//! cargo run --example schema_zoo -- --http 127.0.0.1:8766  # streamable HTTP at /mcp (loopback)
 //! ```
 
 mod app;
@@ -26,7 +27,28 @@ async fn main() {
         eprintln!("schema_zoo: {e}");
         std::process::exit(1);
     });
-    if let Err(e) = bridge_runtime::mcp::serve_stdio(bridge).await {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let served = match args.as_slice() {
+        [] => bridge_runtime::mcp::serve_stdio(bridge).await,
+        [flag, addr] if flag == "--http" => {
+            let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
+                eprintln!("schema_zoo: --http {addr}: {e} (expected e.g. 127.0.0.1:8766)");
+                std::process::exit(2);
+            });
+            // Bound before it says so, so a busy port is the only message.
+            let listener = tokio::net::TcpListener::bind(addr).await.unwrap_or_else(|e| {
+                eprintln!("schema_zoo: cannot listen on {addr}: {e}");
+                std::process::exit(1);
+            });
+            eprintln!("schema_zoo: serving MCP at http://{addr}/mcp (Ctrl-C to stop)");
+            bridge_runtime::mcp::serve_http_on(bridge, listener).await
+        }
+        _ => {
+            eprintln!("usage: schema_zoo [--http 127.0.0.1:PORT]");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = served {
         eprintln!("schema_zoo: {e}");
         std::process::exit(1);
     }

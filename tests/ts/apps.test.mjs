@@ -39,6 +39,7 @@ import {
   openHost,
   outDir,
   startOrderEditor,
+  startSchemaZoo,
   until,
 } from './apps/harness.mjs';
 
@@ -519,6 +520,67 @@ for (const era of ['auto', 'legacy']) {
       await hp.untilView((v) => v.windowId === editor && v.state === 'ready', 'the view to follow back to the editor');
     });
 
+    test('a read-only action shows what it returned, and keeps its inputs', { timeout: TEST_TIMEOUT }, async () => {
+      // The agent brings the report to the front; the view follows the result's window.
+      await hp.page.evaluate(async () => window.__hostApi.sendToolResult(await window.__hostApi.callTool('w-C__focus', {})));
+      await hp.untilView((v) => v.windowId === 'w-C' && v.actions.some((a) => a.action === 'load_rows'), 'the report');
+      await hp.runAction('load_rows', { offset: '50', limit: '3' });
+      const entry = await hp.untilLogged('w-C__load_rows');
+      assert.deepEqual(entry.arguments, { offset: 50, limit: 3 }, 'numbers, not strings; no expectedVersion on a read-only tool');
+      const shown = await until(() => hp.frame().evaluate(() => {
+        const r = document.querySelector('form.action[data-action="load_rows"] .result');
+        return r ? { text: r.textContent, rows: r.querySelectorAll('tr').length, offset: document.querySelector('[name="offset"]').value } : null;
+      }), 'the result under the form', { detail: () => hp.diagnostics() });
+      assert.match(shown.text, /10050/);
+      assert.match(shown.text, /10052/);
+      assert.ok(!/10053/.test(shown.text.replace(/\b3 rows\b/, '')), shown.text);
+      assert.equal(shown.offset, '50', 'a read-only action keeps its inputs');
+      // A number outside the schema's bounds is caught in the view, before the host is asked.
+      await hp.runAction('load_rows', { offset: '-1', limit: '3' });
+      const s = await hp.untilView((v) => v.status.kind === 'error', 'the view to flag the field');
+      assert.match(s.status.text, /highlighted/);
+      assert.equal((await hp.hostLog()).filter((e) => e.name === 'w-C__load_rows').length, 1, 'nothing sent');
+      // Back to the editor for the next tests.
+      await hp.page.evaluate(async (id) => window.__hostApi.sendToolResult(await window.__hostApi.callTool(`${id}__focus`, {})), editor);
+      await hp.untilView((v) => v.windowId === editor, 'the editor again');
+    });
+
+    test('a tool result naming a window that does not exist leaves the view where it is', { timeout: TEST_TIMEOUT }, async () => {
+      const before = await hp.untilView((v) => v.state === 'ready' && v.windowId === editor, 'the editor');
+      await hp.page.evaluate(() => window.__hostApi.sendToolResult({
+        content: [{ type: 'text', text: 'Done' }], structuredContent: {}, _meta: { 'bridge/windowId': 'w-NOPE' },
+      }));
+      // Wait for the read that follows the result, then check nothing claims a closed window.
+      const reads = await hp.page.evaluate(() => window.__hostReads.length);
+      await until(() => hp.page.evaluate((n) => window.__hostReads.slice(n).some((r) => r.done), reads), 'a read after the result',
+        { detail: () => hp.diagnostics() });
+      const s = await hp.state();
+      assert.equal(s.state, 'ready');
+      assert.equal(s.windowId, before.windowId);
+    });
+
+    test('reads that fail are retried; the view says its state may be out of date, then recovers', { timeout: TEST_TIMEOUT }, async () => {
+      await hp.untilView((v) => v.state === 'ready' && v.windowId === editor, 'the editor');
+      await hp.page.evaluate(() => {
+        window.__failReads = 2;
+        window.__beforeRead = async () => {
+          if (window.__failReads > 0) {
+            window.__failReads -= 1;
+            throw new Error('transient trouble');
+          }
+        };
+      });
+      await until(() => hp.frame().evaluate(() => document.querySelector('main#app').getAttribute('data-stale') === 'true'
+        && !document.querySelector('#freshness').hidden && /out of date/.test(document.querySelector('#freshness').textContent)),
+      'the view to flag its state as possibly out of date', { detail: () => hp.diagnostics() });
+      const r = await direct.callTool({ name: `${editor}__edit_field`, arguments: { field: 'amount', value: '$77.00' } });
+      assert.notEqual(r.isError, true, JSON.stringify(r));
+      const s = await hp.untilView((v) => v.fields.Amount?.text === '$77.00', 'the view to recover and show the edit', 30_000);
+      assert.equal(await hp.frame().evaluate(() => document.querySelector('main#app').hasAttribute('data-stale')), false);
+      assert.equal(s.state, 'ready');
+      await hp.page.evaluate(() => { window.__beforeRead = null; });
+    });
+
     test('consent stays in the host: a declined submit changes nothing; an allowed one opens the dialog', { timeout: TEST_TIMEOUT }, async () => {
       // MA-9-7, MA-11-3, MA-11-4, MA-13-12
       // A valid form, whatever the earlier tests managed to do.
@@ -642,6 +704,54 @@ function forgerPage(editor) {
   </script>`;
 }
 
+describe('your own parameter types as forms (the schema zoo)', () => {
+  let server;
+  let hp;
+  before(async () => {
+    server = await startSchemaZoo();
+    hp = await HostPage.open(server, { era: 'auto', ui: '1', window: 'Schema zoo', show: 'tag', showArgs: JSON.stringify({ priority: 'urgent' }) });
+  }, { timeout: TEST_TIMEOUT });
+  after(async () => {
+    await hp?.close().catch(() => {});
+    await server?.stop();
+  });
+
+  test('a struct parameter is a group of inputs, sent as one object; enums are choices', { timeout: TEST_TIMEOUT }, async () => {
+    await hp.untilView((v) => v.state === 'ready' && v.windowId === 'zoo', 'the zoo window', WAIT_MS);
+    const names = await hp.frame().evaluate(() =>
+      [...document.querySelectorAll('form.action[data-action="save_profile"] [name]')].map((n) => `${n.tagName.toLowerCase()}:${n.getAttribute('name')}`));
+    for (const want of ['input:profile.id', 'input:profile.displayName', 'input:profile.email', 'select:profile.newsletter']) {
+      assert.ok(names.includes(want), `${want} in ${names}`);
+    }
+    // The profile's own doc comments label its parts.
+    const legend = await hp.frame().evaluate(() => document.querySelector('form.action[data-action="save_profile"] fieldset.object legend')?.textContent);
+    assert.match(legend, /Profile/);
+    await hp.runAction('save_profile', {
+      'profile.id': '67e55044-10b1-426f-9247-bb680e5fe0c8',
+      'profile.displayName': '  Ada  ',
+      'profile.email': 'ADA@Example.com',
+    });
+    const entry = await hp.untilLogged('zoo__save_profile');
+    assert.equal(entry.result?.isError, false, JSON.stringify(entry.result));
+    assert.equal(entry.arguments.profile.displayName, '  Ada  ');
+    assert.equal(entry.arguments.profile.email, 'ADA@Example.com');
+    assert.equal(entry.arguments.profile.newsletter, true, 'the default is preselected');
+    assert.ok(!('language' in entry.arguments.profile), 'an empty optional field is left out');
+    // What came back (the stored profile) is shown as label/value pairs.
+    const result = await until(() => hp.frame().evaluate(() =>
+      document.querySelector('form.action[data-action="save_profile"] .result')?.textContent ?? null), 'the stored profile', { detail: () => hp.diagnostics() });
+    assert.match(result, /ada@example\.com/);
+    // The form starts over with its defaults (newsletter: true).
+    const newsletter = await hp.frame().evaluate(() => document.querySelector('[name="profile.newsletter"]').value);
+    assert.equal(newsletter, 'true');
+    // An enum parameter is a <select> of its values.
+    const options = await hp.frame().evaluate(() =>
+      [...document.querySelectorAll('form.action[data-action="tag"] select[name="priority"] option')].map((o) => o.textContent));
+    assert.deepEqual(options, ['low', 'normal', 'urgent']);
+    await hp.page.locator('#view').screenshot({ path: path.join(outDir(), 'schema-zoo-view.png') });
+  });
+});
+
 describe('a host that does not proxy resources/read', () => {
   let server;
   let hp;
@@ -703,7 +813,7 @@ describe('a host without the UI extension (MA-12)', () => {
       const read = await hp.page.evaluate((uri) => window.__hostApi.readResource(uri), uiUri);
       assert.equal(read.result, undefined, JSON.stringify(read));
       assert.equal(read.error.code, -32021, JSON.stringify(read));
-      assert.deepEqual(read.error.data?.requiredCapabilities?.extensions?.[UI], {}, JSON.stringify(read.error));
+      assert.deepEqual(read.error.data?.requiredCapabilities?.extensions?.[UI], { mimeTypes: [UI_MIME] }, JSON.stringify(read.error));
       // MA-12-3, MA-12-5: a call still gives a useful text result.
       const r = await hp.page.evaluate(() => window.__hostApi.callTool('w-A__focus', {}));
       assert.notEqual(r.isError, true);

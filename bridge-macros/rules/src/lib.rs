@@ -260,22 +260,32 @@ pub enum CspDomainProblem {
     BadHost,
     /// A path, query, fragment or user info after the origin: a CSP source here is an origin.
     NotAnOrigin,
-    /// `*` alone or a wildcard other than a leading `*.` label.
+    /// `*` alone, a wildcard other than a leading `*.` label, or one over a whole top-level
+    /// domain (`https://*.com`).
     Wildcard,
+    /// A port that is not 1..=65535.
+    BadPort,
+    /// `HTTPS://…` or an upper-case host: CSP sources are written in lower case here, so that
+    /// the list a host reviews reads as the origins it matches.
+    NotLowercase,
 }
 
 impl CspDomainProblem {
     /// What is wrong, as a sentence fragment (`"… is not an https:// origin"` style).
     pub fn reason(self) -> &'static str {
         match self {
-            CspDomainProblem::NotHttps => "must be an https:// origin such as `https://cdn.example.com`",
+            CspDomainProblem::NotHttps => {
+                "must be an https:// origin such as `https://cdn.example.com` (for WebSocket too: it also allows `wss://` to the same host)"
+            }
             CspDomainProblem::BadHost => "has no valid host after `https://`",
             CspDomainProblem::NotAnOrigin => {
-                "must be an origin only (scheme, host, optional port), without a path, query, fragment or user info"
+                "must be one origin only (scheme, host, optional port), without a path, query, fragment, user info or a second source"
             }
             CspDomainProblem::Wildcard => {
-                "may use a wildcard only as a leading `*.` label, as in `https://*.example.com`"
+                "may use a wildcard only as a leading `*.` label under a registrable name, as in `https://*.example.com`"
             }
+            CspDomainProblem::BadPort => "has a port outside 1..=65535",
+            CspDomainProblem::NotLowercase => "must be written in lower case, as in `https://cdn.example.com`",
         }
     }
 }
@@ -287,8 +297,11 @@ pub fn check_csp_domain(domain: &str) -> Result<(), CspDomainProblem> {
     if domain.trim() == "*" {
         return Err(CspDomainProblem::Wildcard);
     }
+    if domain.to_ascii_lowercase().starts_with("https://") && domain.bytes().any(|b| b.is_ascii_uppercase()) {
+        return Err(CspDomainProblem::NotLowercase);
+    }
     let Some(rest) = domain.strip_prefix("https://") else { return Err(CspDomainProblem::NotHttps) };
-    if rest.contains(['/', '?', '#', '@']) {
+    if rest.contains(['/', '?', '#', '@', ';', ',']) || rest.contains(char::is_whitespace) {
         return Err(CspDomainProblem::NotAnOrigin);
     }
     let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
@@ -310,18 +323,22 @@ pub fn check_csp_domain(domain: &str) -> Result<(), CspDomainProblem> {
         }
     };
     if let Some(p) = port
-        && !(p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok_and(|n| n > 0))
+        && !(!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok_and(|n| n > 0))
     {
-        return Err(CspDomainProblem::BadHost);
+        return Err(if p.bytes().all(|b| b.is_ascii_digit()) {
+            CspDomainProblem::BadPort
+        } else {
+            CspDomainProblem::BadHost
+        });
     }
     if rest.starts_with('[') {
         return Ok(());
     }
-    let host = match host.strip_prefix("*.") {
-        Some(h) => h,
-        None => host,
+    let (host, wildcard) = match host.strip_prefix("*.") {
+        Some(h) => (h, true),
+        None => (host, false),
     };
-    if host.contains('*') {
+    if host.contains('*') || (wildcard && !host.contains('.')) {
         return Err(CspDomainProblem::Wildcard);
     }
     let label = |l: &str| {
@@ -379,9 +396,15 @@ mod tests {
             ("https://cdn.example.com/app.js", CspDomainProblem::NotAnOrigin),
             ("https://user@cdn.example.com", CspDomainProblem::NotAnOrigin),
             ("https://", CspDomainProblem::BadHost),
-            ("https://exa mple.com", CspDomainProblem::BadHost),
-            ("https://example.com:0", CspDomainProblem::BadHost),
-            ("https://example.com:99999", CspDomainProblem::BadHost),
+            ("https://exa mple.com", CspDomainProblem::NotAnOrigin),
+            ("https://example.com:0", CspDomainProblem::BadPort),
+            ("https://example.com:99999", CspDomainProblem::BadPort),
+            ("https://example.com:", CspDomainProblem::BadPort),
+            ("https://example.com:x1", CspDomainProblem::BadHost),
+            ("https://*.com", CspDomainProblem::Wildcard),
+            ("HTTPS://CDN.EXAMPLE.COM", CspDomainProblem::NotLowercase),
+            ("https://Cdn.example.com", CspDomainProblem::NotLowercase),
+            ("https://a.com; script-src *", CspDomainProblem::NotAnOrigin),
             ("https://[zz]", CspDomainProblem::BadHost),
         ];
         for (bad, problem) in cases {

@@ -7,8 +7,9 @@ use super::notify::{Connection, Revs};
 use crate::gui::Bridge;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -99,6 +100,18 @@ impl ServerHandler for GuiBridgeServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         tracing::debug!("MCP client initialized");
         self.conn.legacy_attach(&self.bridge, context.peer).await;
+    }
+
+    /// No templates (the one resource is `app://windows`), with the server identity in `_meta`
+    /// like every other result (MA-13-4).
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let mut result = ListResourceTemplatesResult::with_all_items(Vec::new());
+        result.meta = Some(apps::server_info_meta(self.bridge.identity()));
+        Ok(result)
     }
 
     /// Exactly `app://windows` (GB-12.1-1).

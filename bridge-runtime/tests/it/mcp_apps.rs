@@ -158,7 +158,7 @@ async fn reading_a_view_without_the_extension_is_32021() {
         let err = read_err(&client, &uri).await;
         assert_eq!(err.code, ErrorCode(-32021), "{err:?}");
         let data = err.data.unwrap_or_default();
-        assert_eq!(data["requiredCapabilities"]["extensions"][UI_EXTENSION_ID], json!({}));
+        assert_eq!(data["requiredCapabilities"]["extensions"][UI_EXTENSION_ID], json!({"mimeTypes": [UI_MIME]}));
         client.cancel().await.unwrap();
 
         let client = client_with(&bridge, modern, ui()).await;

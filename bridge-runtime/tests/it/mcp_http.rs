@@ -506,6 +506,8 @@ async fn the_apps_contract_on_the_stateless_wire() {
         assert!(entry[key].is_string(), "{key}: {entry}");
     }
     assert!(list["ttlMs"].is_u64() && list["cacheScope"].is_string(), "{list}");
+    let templates = stateless(&url, 40, "resources/templates/list", None, json!({"_meta": apps_meta()})).await;
+    assert_eq!(templates["resourceTemplates"], json!([]), "{templates}");
     let again = stateless(&url, 4, "resources/list", None, json!({"_meta": modern_meta()})).await;
     assert_eq!(again["resources"], list["resources"], "a stable descriptor, extension or not");
 
@@ -536,7 +538,7 @@ async fn the_apps_contract_on_the_stateless_wire() {
     assert_eq!(body["error"]["code"], -32021, "{body}");
     assert_eq!(
         body["error"]["data"]["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/ui"],
-        json!({}),
+        json!({"mimeTypes": ["text/html;profile=mcp-app"]}),
         "{body}"
     );
 }

@@ -41,9 +41,13 @@ export function outDir() {
 }
 
 export function orderEditorBin() {
-  if (process.env.BRIDGE_ORDER_EDITOR_BIN) return process.env.BRIDGE_ORDER_EDITOR_BIN;
-  const bin = path.join(targetDir(), 'debug', 'examples', 'order_editor');
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`cargo build --example order_editor\` (./test.sh does)`);
+  return exampleBin('order_editor', process.env.BRIDGE_ORDER_EDITOR_BIN);
+}
+
+function exampleBin(name, override) {
+  if (override) return override;
+  const bin = path.join(targetDir(), 'debug', 'examples', name);
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`cargo build --example ${name}\` (./test.sh does)`);
   return bin;
 }
 
@@ -61,12 +65,21 @@ export function freePort() {
 }
 
 /** Starts `order_editor --http 127.0.0.1:PORT --rows 100`; resolves once it says it serves. */
-export async function startOrderEditor({ attempts = 3 } = {}) {
+export function startOrderEditor(options) {
+  return startExample(orderEditorBin(), ['--rows', '100'], options);
+}
+
+/** Starts `schema_zoo --http 127.0.0.1:PORT` (the window `zoo`, ordinary Rust parameter types). */
+export function startSchemaZoo(options) {
+  return startExample(exampleBin('schema_zoo', process.env.BRIDGE_ZOO_BIN), [], options);
+}
+
+async function startExample(bin, args, { attempts = 3 } = {}) {
   let lastError;
   for (let i = 0; i < attempts; i++) {
     const port = await freePort();
     try {
-      return await startOn(port);
+      return await startOn(bin, args, port);
     } catch (e) {
       lastError = e; // the port was taken in between: try another
     }
@@ -80,9 +93,10 @@ process.on('exit', () => {
   for (const proc of running) proc.kill('SIGKILL');
 });
 
-function startOn(port) {
+function startOn(bin, args, port) {
+  const name = path.basename(bin);
   return new Promise((resolve, reject) => {
-    const proc = spawn(orderEditorBin(), ['--http', `127.0.0.1:${port}`, '--rows', '100'], {
+    const proc = spawn(bin, ['--http', `127.0.0.1:${port}`, ...args], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     running.add(proc);
@@ -90,7 +104,7 @@ function startOn(port) {
     let stderr = '';
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
-      reject(new Error(`order_editor did not start on port ${port} in ${WAIT_MS} ms; stderr:\n${stderr}`));
+      reject(new Error(`${name} did not start on port ${port} in ${WAIT_MS} ms; stderr:\n${stderr}`));
     }, WAIT_MS);
     proc.stderr.setEncoding('utf8');
     proc.stderr.on('data', (d) => {
@@ -115,7 +129,7 @@ function startOn(port) {
     });
     proc.once('exit', (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`order_editor exited (${code ?? signal}) before serving on ${port}; stderr:\n${stderr}`));
+      reject(new Error(`${name} exited (${code ?? signal}) before serving on ${port}; stderr:\n${stderr}`));
     });
   });
 }

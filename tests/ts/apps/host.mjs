@@ -10,6 +10,8 @@
 //   ui=1|0                whether the client declares the io.modelcontextprotocol/ui extension
 //   mount=1|0             whether to mount the view (a host without the extension only lists/reads)
 //   reads=1|0             whether the host proxies the view's resources/read (serverResources)
+//   window=TITLE          the window to show (default "Order Editor")
+//   show=ACTION&showArgs=JSON  the agent's call that shows it (default focus, {})
 //
 // Everything the test needs is on `window`:
 //   __host      {phase, era, protocolVersion, tools, uiUri, resource, csp, cspHeader, initialized,
@@ -37,6 +39,10 @@ const withUi = query.get('ui') !== '0';
 const mount = query.get('mount') !== '0' && withUi;
 // reads=0: a host that does not proxy the view's resources/read (no serverResources capability).
 const proxyReads = query.get('reads') !== '0';
+// The window to show (by title) and the agent's call that shows it, with its arguments.
+const windowTitle = query.get('window') ?? 'Order Editor';
+const showAction = query.get('show') ?? 'focus';
+const showArgs = JSON.parse(query.get('showArgs') ?? '{}');
 
 const host = {
   phase: 'starting',
@@ -194,7 +200,7 @@ async function main() {
 
   host.tools = await api.listTools();
   const windows = await api.readWindows();
-  host.editorId = windows.windows.find((w) => w.title === 'Order Editor')?.id ?? null;
+  host.editorId = windows.windows.find((w) => w.title === windowTitle)?.id ?? null;
   // The editor's tools, found by the window id the server puts on each (never by splitting
   // names, OQ-GB-13).
   const editorTools = host.tools.filter((t) => t._meta?.[WINDOW_ID_KEY] === host.editorId);
@@ -206,8 +212,8 @@ async function main() {
   }
   if (!host.tool || !host.uiUri) throw new Error('no window tool with _meta.ui.resourceUri');
   // The call that shows the view: an agent brings the editor to the front.
-  const focusTool = editorTools.find((t) => t.name === `${host.editorId}__focus`);
-  if (!focusTool) throw new Error(`no ${host.editorId}__focus tool`);
+  const focusTool = editorTools.find((t) => t.name === `${host.editorId}__${showAction}`);
+  if (!focusTool) throw new Error(`no ${host.editorId}__${showAction} tool`);
 
   const read = await client.request({ method: 'resources/read', params: { uri: host.uiUri } });
   host.resource = read.contents[0];
@@ -308,7 +314,7 @@ async function main() {
 
   // MA-10-4: only now does the host talk to the view. An agent brings the editor to the front;
   // the host shows the view with that call's input and result, as it would for any tool call.
-  const args = {};
+  const args = showArgs;
   await bridge.sendToolInput({ arguments: args });
   host.focusResult = await client.callTool({ name: focusTool.name, arguments: args });
   await bridge.sendToolResult(host.focusResult);

@@ -78,8 +78,8 @@ const CONFIG_TOKEN: &str = "__BRIDGE_VIEW_CONFIG__";
 
 /// Whether the client of this request declared the UI extension (MA-2-3, MA-12): in the
 /// request's own `_meta` capabilities (2026-07-28) or, for a legacy session, at `initialize`.
-/// A declaration whose `mimeTypes` list leaves out [`UI_MIME`] does not count. `clientInfo`
-/// plays no part (MA-2-5).
+/// A declaration whose `mimeTypes` leaves out [`UI_MIME`], or is not a list, does not count.
+/// `clientInfo` plays no part (MA-2-5).
 pub(crate) fn client_supports_ui(context: &RequestContext<RoleServer>) -> bool {
     capabilities_support_ui(context.client_capabilities().as_ref())
 }
@@ -89,8 +89,9 @@ fn capabilities_support_ui(caps: Option<&ClientCapabilities>) -> bool {
         return false;
     };
     match settings.get("mimeTypes") {
+        None => true,
         Some(Value::Array(types)) => types.iter().any(|t| t.as_str() == Some(UI_MIME)),
-        _ => true,
+        Some(_) => false,
     }
 }
 
@@ -102,10 +103,15 @@ pub(crate) fn server_extensions() -> ExtensionCapabilities {
 }
 
 /// What a client without the extension gets for a `ui://` read: `-32021` with
-/// `data.requiredCapabilities.extensions["io.modelcontextprotocol/ui"] = {}` (MA-12-4, OQ-MA-4).
+/// `data.requiredCapabilities.extensions["io.modelcontextprotocol/ui"] = {"mimeTypes":
+/// ["text/html;profile=mcp-app"]}` (MA-12-4, OQ-MA-4): exactly what to declare to get it.
 pub(crate) fn missing_ui_capability() -> rmcp::ErrorData {
+    let mut settings = JsonObject::new();
+    settings.insert("mimeTypes".to_owned(), json!([UI_MIME]));
+    let mut extensions = ExtensionCapabilities::new();
+    extensions.insert(UI_EXTENSION_ID.to_owned(), settings);
     let mut required = ClientCapabilities::default();
-    required.extensions = Some(server_extensions());
+    required.extensions = Some(extensions);
     rmcp::ErrorData::missing_required_client_capability(required)
 }
 
@@ -396,6 +402,10 @@ mod tests {
             caps(json!({"extensions": {UI_EXTENSION_ID: {"mimeTypes": ["text/x"]}}})).as_ref()
         ));
         assert!(!capabilities_support_ui(caps(json!({"extensions": {}})).as_ref()));
+        assert!(!capabilities_support_ui(
+            caps(json!({"extensions": {UI_EXTENSION_ID: {"mimeTypes": UI_MIME}}})).as_ref()
+        ));
+        assert!(!capabilities_support_ui(caps(json!({"extensions": {UI_EXTENSION_ID: {"mimeTypes": 5}}})).as_ref()));
         assert!(!capabilities_support_ui(caps(json!({})).as_ref()));
         assert!(!capabilities_support_ui(None));
     }
