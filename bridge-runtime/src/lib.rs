@@ -22,6 +22,7 @@
 //! | `companion` | the desktop companion (spec CP): engine, durable SQLite store, OpenRPC, `companion__…` MCP tools; on Unix the private-socket server and pairing | rusqlite with bundled SQLite (C), sha2, subtle, getrandom, uuid, libc (Unix) |
 //! | `cli` | the `companion` command-line client (binary `companion`; implies `companion`) | clap |
 //! | `yaml` | `Catalog::to_yaml`, `catalog.yaml` in the export | yaml_serde |
+//! | `testing` | `testing::TestApp`: drive your windows in a plain `#[test]` as an agent would, with the GUI Bridge invariants checked on every step | nothing |
 //!
 //! Everything Unix-specific (the socket, file modes, `geteuid`) sits in modules gated by
 //! `#[cfg(unix)]`; the rest builds everywhere (`.ci/check-layers` enforces it).
@@ -36,6 +37,9 @@ pub mod gui;
 pub mod mcp;
 pub mod model;
 pub mod render;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 
 pub use bridge_macros::{BridgeArgs, BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
 pub use catalog::capability::BridgeCapabilities;

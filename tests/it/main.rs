@@ -8,6 +8,7 @@ mod export_desk_companion;
 mod export_order_editor;
 mod macros;
 mod schema_rules;
+mod test_kit;
 
 /// The companion tests' capabilities, characters and styles (shared with bridge-runtime's tests).
 #[path = "../../bridge-runtime/tests/it/support/companion.rs"]
