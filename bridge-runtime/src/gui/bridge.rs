@@ -5,7 +5,7 @@ use crate::gui::{BridgeActions, BridgeWindow};
 use crate::model::{ErrorCode, ToolError, ToolResult};
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -289,6 +289,43 @@ impl BridgeBuilder {
         (Bridge { shared }, UiOwner { ui, rx })
     }
 
+    /// Builds the bridge for a GUI app whose toolkit draws in frames ([`GuiOwner`]): every
+    /// queued operation calls `repaint` (e.g. `egui::Context::request_repaint`), the GUI's
+    /// frame runs them ([`GuiOwner::frame`]), and when no frame comes within `grace` (the window
+    /// is minimized or hidden and the toolkit stopped drawing) a fallback thread runs them, so
+    /// agents are never left waiting for a frame. Nothing polls while the app is idle: the
+    /// fallback thread sleeps until an operation is queued. A waker set with
+    /// [`BridgeBuilder::waker`] is replaced.
+    pub fn build_for_gui(mut self, grace: Duration, repaint: impl Fn() + Send + Sync + 'static) -> (Bridge, GuiOwner) {
+        let signal = Arc::new(Signal::default());
+        let repaint: Waker = Arc::new(repaint);
+        let (wake_signal, wake_repaint) = (signal.clone(), repaint.clone());
+        self.waker = Some(Arc::new(move || {
+            wake_signal.raise();
+            wake_repaint();
+        }));
+        let (bridge, owner) = self.build();
+        let owner = Arc::new(Mutex::new(owner));
+        let weak = Arc::downgrade(&owner);
+        let thread_signal = signal.clone();
+        let spawned = std::thread::Builder::new().name("bridge-fallback".into()).spawn(move || {
+            while thread_signal.wait() {
+                // Give the GUI its frame first; run what it did not take.
+                std::thread::sleep(grace);
+                let Some(owner) = weak.upgrade() else { break };
+                let ran = owner.lock().unwrap_or_else(|e| e.into_inner()).drain();
+                if ran > 0 {
+                    tracing::debug!(ran, "operations run without a frame (window hidden or minimized?)");
+                    repaint();
+                }
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::error!(error = %e, "no fallback thread: operations run only in frames");
+        }
+        (bridge, GuiOwner { owner, _stop: Arc::new(StopOnDrop(signal)) })
+    }
+
     /// Builds the bridge and runs its owner on a dedicated thread, for apps without a GUI loop
     /// (headless servers, tests). `setup` runs first on that thread (open the initial windows).
     pub fn spawn_headless(self, setup: impl FnOnce(&mut Ui) + Send + 'static) -> Bridge {
@@ -330,6 +367,75 @@ impl UiOwner {
         while let Some(cmd) = self.rx.blocking_recv() {
             run_guarded(cmd, &mut self.ui);
         }
+    }
+}
+
+/// The [`UiOwner`] of a GUI app, shared by the GUI's frames and the fallback thread of
+/// [`BridgeBuilder::build_for_gui`]; one lock serializes them, so operations still run one at a
+/// time (GB-10.1-3). Cloning gives another handle to the same owner; the fallback thread stops
+/// when the last handle is dropped.
+#[derive(Clone)]
+pub struct GuiOwner {
+    owner: Arc<Mutex<UiOwner>>,
+    _stop: Arc<StopOnDrop>,
+}
+
+impl std::fmt::Debug for GuiOwner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuiOwner").finish_non_exhaustive()
+    }
+}
+
+impl GuiOwner {
+    /// Locks the UI for one frame: runs every queued operation first, then gives the [`Ui`] for
+    /// drawing ([`Ui::window`], [`Ui::snapshot`]) and for the user's edits ([`Ui::edit`],
+    /// [`Ui::call_tool`] with `by_user`). Hold it for the frame, not across frames.
+    pub fn frame(&self) -> MutexGuard<'_, UiOwner> {
+        let mut guard = self.owner.lock().unwrap_or_else(|e| e.into_inner());
+        guard.drain();
+        guard
+    }
+}
+
+/// Wakes the fallback thread of a [`GuiOwner`] (or tells it to stop).
+#[derive(Default)]
+struct Signal {
+    state: Mutex<(bool, bool)>, // (an operation was queued, stop)
+    cv: Condvar,
+}
+
+impl Signal {
+    fn raise(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).0 = true;
+        self.cv.notify_one();
+    }
+
+    fn stop(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.cv.notify_one();
+    }
+
+    /// Blocks until raised (clearing it; `true`) or stopped (`false`).
+    fn wait(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if state.1 {
+                return false;
+            }
+            if state.0 {
+                state.0 = false;
+                return true;
+            }
+            state = self.cv.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+struct StopOnDrop(Arc<Signal>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
     }
 }
 

@@ -7,9 +7,9 @@ mod context;
 mod ui;
 mod window;
 
-pub use bridge::{Bridge, BridgeBuilder, CallOutcome, GB_INSTRUCTIONS, OwnerGone, ServerIdentity, UiOwner};
+pub use bridge::{Bridge, BridgeBuilder, CallOutcome, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity, UiOwner};
 pub use context::{ActionContext, OpenOptions, is_handle_safe};
-pub use ui::{APP_PREFIX, Published, ToolEntry, Ui, humanize, operable_set};
+pub use ui::{APP_PREFIX, AgentCall, Published, ToolEntry, Ui, humanize, operable_set};
 // `ActionError` lives in `model` (the catalog's capability checks use it too); it stays
 // reachable as `gui::ActionError`, where actions meet it.
 pub use crate::model::ActionError;

@@ -100,6 +100,26 @@ pub struct Ui {
     current: Arc<Published>,
     /// Set by `apply` when windows opened or closed, so `commit` rebuilds the snapshot.
     topology_changed: bool,
+    /// The last listed tool an agent called (for a GUI to show what the agent touched).
+    last_agent_call: Option<AgentCall>,
+}
+
+/// The last tool an agent called through the bridge, for a GUI to show which window the agent
+/// works on (e.g. highlight it for a few seconds). Calls by the user (`by_user`) do not count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCall {
+    /// The tool name, `{winId}__{action}` or `app__{action}`.
+    pub tool: String,
+    /// The window it acted on; `None` for app-level tools.
+    pub window_id: Option<String>,
+    /// The action's name.
+    pub action: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// When it ran.
+    pub at: std::time::Instant,
+    /// Counts every agent call, so a GUI can tell a new call from the one it already showed.
+    pub seq: u64,
 }
 
 impl Ui {
@@ -129,6 +149,7 @@ impl Ui {
             published,
             current,
             topology_changed: true,
+            last_agent_call: None,
         };
         ui.commit();
         ui
@@ -213,9 +234,49 @@ impl Ui {
     /// the action, then its effects, then one commit. A rejected call leaves windows unopened
     /// and unclosed.
     pub fn call_tool(&mut self, name: &str, args: Map<String, Value>, by_user: bool) -> Result<ToolResult, ToolError> {
+        let listed = (!by_user)
+            .then(|| {
+                self.current.tools.iter().find(|t| t.name == name).map(|t| (t.window_id.clone(), t.action.name.clone()))
+            })
+            .flatten();
         let out = self.dispatch(name, args, by_user);
         self.commit();
+        if let Some((window_id, action)) = listed {
+            let seq = self.last_agent_call.as_ref().map_or(1, |c| c.seq + 1);
+            let at = std::time::Instant::now();
+            self.last_agent_call =
+                Some(AgentCall { tool: name.to_owned(), window_id, action, ok: out.is_ok(), at, seq });
+        }
         out
+    }
+
+    /// Read access for drawing: window `id` if it is open and a `W` (issue #9). A GUI draws
+    /// from this and changes it only through [`Ui::edit`] or [`Ui::call_tool`], so versions and
+    /// notifications stay right.
+    pub fn window<W: 'static>(&self, id: &str) -> Option<&W> {
+        let e = self.windows.get(self.index_of(id)?)?;
+        e.window.as_ref()?.as_any().downcast_ref::<W>()
+    }
+
+    /// Every open window of type `W` with its id, in opening order (for drawing).
+    pub fn windows_of<W: 'static>(&self) -> impl Iterator<Item = (&str, &W)> {
+        self.windows.iter().filter_map(|e| Some((e.handle.as_str(), e.window.as_ref()?.as_any().downcast_ref::<W>()?)))
+    }
+
+    /// The app-level state of type `A`, for drawing.
+    pub fn app_state<A: 'static>(&self) -> Option<&A> {
+        self.app.as_ref()?.actions.as_any().downcast_ref::<A>()
+    }
+
+    /// Whether window `id` is in `operableWindowIds` now. A GUI disables the controls of a
+    /// window a modal blocks, for the user as for the agent (GB §2).
+    pub fn is_operable(&self, id: &str) -> bool {
+        self.current.snapshot.operable_window_ids.iter().any(|w| w == id)
+    }
+
+    /// The last listed tool an agent called ([`AgentCall`]), if any.
+    pub fn last_agent_call(&self) -> Option<&AgentCall> {
+        self.last_agent_call.as_ref()
     }
 
     fn dispatch(&mut self, name: &str, mut args: Map<String, Value>, by_user: bool) -> Result<ToolResult, ToolError> {

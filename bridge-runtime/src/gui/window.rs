@@ -99,6 +99,7 @@ pub(crate) trait AnyActions: Send {
         cx: &mut ActionContext<'_>,
     ) -> Result<Option<Value>, ActionError>;
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl<A: BridgeActions> AnyActions for A {
@@ -114,6 +115,9 @@ impl<A: BridgeActions> AnyActions for A {
         self.invoke_action(action, args, cx)
     }
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
         self
     }
 }

@@ -16,6 +16,7 @@ mod companion_socket_logs;
 mod companion_store;
 mod export;
 mod gui_model;
+mod gui_owner;
 mod mcp_apps;
 mod mcp_companion;
 mod mcp_handshake;
