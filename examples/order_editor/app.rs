@@ -61,7 +61,8 @@ impl OrderEditor {
         editor
     }
 
-    fn summary(&self) -> String {
+    /// The one-line summary the window shows agents (and the GUI, as its heading).
+    pub fn summary(&self) -> String {
         if self.placed {
             return format!("Order #{} for {} was placed", self.order_no, self.form.recipient);
         }
@@ -72,7 +73,7 @@ impl OrderEditor {
     }
 
     /// The form's problems as `(parameter, message)`, also shown as error notices (GB-4.3-4).
-    fn problems(&self) -> Vec<FieldError> {
+    pub fn problems(&self) -> Vec<FieldError> {
         let mut out = Vec::new();
         if self.form.recipient.trim().is_empty() {
             out.push(FieldError::new("recipient", "Recipient cannot be empty"));
@@ -85,7 +86,8 @@ impl OrderEditor {
         out
     }
 
-    fn revalidate(&mut self) {
+    /// Recomputes the status notices from the form (after every change to it).
+    pub fn revalidate(&mut self) {
         self.status = if self.placed {
             vec![Notice::success(format!("Order #{} placed", self.order_no))]
         } else {
