@@ -740,3 +740,26 @@ async def test_agent_highlight_ends_by_itself(app):
         await wait_screen(app, lambda img: agent_marks(img) > 100, what="the agent highlight")
         # HIGHLIGHT is 3 s; allow a slow machine plenty more, with no input at all meanwhile.
         await wait_screen(app, lambda img: agent_marks(img) == 0, timeout=15, what="the agent highlight to end")
+
+
+async def test_calls_keep_working_while_the_window_is_hidden(app):
+    """Issue #9: a hidden (unmapped) window draws no frames, yet an agent's calls still run at
+    once and not after the 30 s action timeout. eframe still runs `App::logic` on a repaint
+    request, and the bridge's fallback thread takes over when no frame comes. Mapped again, the
+    window shows the edit."""
+    async with AsyncExitStack() as stack:
+        client = await agent(stack, app, Recorder())
+        (main,) = app.xdotool("search", "--onlyvisible", "--name", "^Order Editor$").split()
+        app.xdotool("windowunmap", "--sync", main)
+        assert await _x_windows(app, "^Order Editor$", 0, exact=True) is not None, "the window is hidden"
+        started = time.monotonic()
+        for value in ("Hidden 1", "Hidden 2", "Hidden 3"):
+            is_error, body = await call(client, "w-A__edit_field", {"field": "recipient", "value": value})
+            assert not is_error, body
+        # Well under the action timeout (30 s) for all three: nobody waited for a frame that never came.
+        assert time.monotonic() - started < 10, time.monotonic() - started
+        snap, _ = await read_windows(client)
+        assert fields(snap, "w-A")["Recipient"]["value"] == "Hidden 3"
+        app.xdotool("windowmap", "--sync", main)
+        await wait_screen(app, lambda img: len(marks(img, app.widget("recipient"))) >= 6, what="the edit drawn once shown")
+        save(await stable_screen(app), "11-shown-again")
