@@ -98,6 +98,30 @@ pub trait Store: Send + 'static {
 /// [`Store`] on SQLite (rusqlite, bundled).
 pub struct SqliteStore {
     conn: Connection,
+    /// The lock on `PATH.lock` that makes this the file's only store; released on drop.
+    _lock: Option<std::fs::File>,
+}
+
+/// Takes the advisory lock on `PATH.lock` (created if needed) without waiting. Errors: another
+/// store holds it, with a message saying so.
+fn hold_exclusively(path: &Path) -> Result<std::fs::File, StoreError> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = std::path::PathBuf::from(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| StoreError(format!("cannot open {}: {e}", lock_path.display())))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError(format!(
+            "{} is in use by another companion runtime; stop it first (one runtime per data directory)",
+            path.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(StoreError(format!("cannot lock {}: {e}", lock_path.display()))),
+    }
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -109,13 +133,21 @@ impl std::fmt::Debug for SqliteStore {
 const SCHEMA_VERSION: i64 = 1;
 
 impl SqliteStore {
-    /// Opens (creating if needed) the database file at `path`. The parent directory should be
-    /// private to the user (CP-5-12). Errors: the file cannot be opened, is not a database, or
-    /// has a newer schema.
+    /// Opens (creating if needed) the database file at `path` and holds it, through an advisory
+    /// lock on `PATH.lock`, until the store is dropped: one runtime per data directory (issue
+    /// #10 item 7). A second runtime would otherwise fail the first one's live requests as
+    /// `runtime_restarted` and both would write the same revisions. (Other connections to the
+    /// file, e.g. a [`CredentialStore`](super::CredentialStore) on the same database, are
+    /// unaffected.) The parent directory should be private to the user (CP-5-12).
     /// The file is made private (mode 0600): it holds interaction content and answers.
+    ///
+    /// Errors: the file is in use by another store (another runtime, or another store in this
+    /// process), it cannot be opened, is not a database, or has a newer schema.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref();
-        let store = Self::init(Connection::open(path)?)?;
+        let lock = hold_exclusively(path)?;
+        let mut store = Self::init(Connection::open(path)?)?;
+        store._lock = Some(lock);
         #[cfg(unix)]
         super::unix::make_owner_only(path);
         Ok(store)
@@ -152,7 +184,7 @@ impl SqliteStore {
              PRAGMA user_version = 1;
              COMMIT;",
         )?;
-        Ok(Self { conn })
+        Ok(Self { conn, _lock: None })
     }
 }
 

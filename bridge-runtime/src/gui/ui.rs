@@ -4,6 +4,7 @@ use crate::gui::window::{AnyActions, AnyWindow, Rendered};
 use crate::gui::{BridgeActions, BridgeWindow};
 use crate::model::{ErrorCode, ToolError, ToolResult, WindowState, WindowsSnapshot};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::{Arc, RwLock};
 use tokio::sync::watch;
 
@@ -47,6 +48,48 @@ impl ToolEntry {
             _ => format!("{base}\n\nApp-level action."),
         }
     }
+}
+
+/// A window's `title` and `summary` stay one line whatever the app's data holds (GB-4.2-5,
+/// GB-4.2-9; issue #10 item 7). Each run of line breaks and other control characters becomes
+/// one space, and bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) are
+/// removed, so a title cannot reorder the text around it. Blocks are data and stay as they are.
+fn one_line_title_and_summary(mut r: Rendered) -> Rendered {
+    if let Cow::Owned(t) = one_line(&r.title) {
+        r.title = t;
+    }
+    if let Some(s) = &r.summary
+        && let Cow::Owned(t) = one_line(s)
+    {
+        r.summary = Some(t);
+    }
+    r
+}
+
+/// `s` as one line (see [`one_line_title_and_summary`]); borrowed when nothing changes.
+pub(crate) fn one_line(s: &str) -> Cow<'_, str> {
+    let bidi = |c: char| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
+    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    if !s.chars().any(|c| bidi(c) || breaks(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut in_break = false;
+    for c in s.chars() {
+        if bidi(c) {
+            continue;
+        }
+        if breaks(c) {
+            in_break = true;
+            continue;
+        }
+        if in_break && !out.is_empty() && !out.ends_with(' ') && c != ' ' {
+            out.push(' ');
+        }
+        in_break = false;
+        out.push(c);
+    }
+    Cow::Owned(out)
 }
 
 /// Turns `edit_field` into `Edit field`: the rule the macros use for default labels, too.
@@ -432,6 +475,7 @@ impl Ui {
                         |_| tracing::error!(window = %e.handle, "render panicked; keeping the previous content"),
                     )
                     .ok()
+                    .map(one_line_title_and_summary)
             });
             if let Some(fresh) = fresh
                 && fresh != e.rendered

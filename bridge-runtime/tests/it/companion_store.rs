@@ -345,3 +345,31 @@ fn starting_outside_a_runtime_is_an_error() {
     let r = Engine::builder(catalog()).presenter(presenter).start();
     assert!(matches!(r, Err(EngineError::NoRuntime)));
 }
+
+// Issue #10 item 7: one runtime per data directory. A second runtime started on a data file in
+// use is refused with a clear error before it reads anything, so the first one's live request
+// is not failed as runtime_restarted and keeps its revision; once the first stops, the data
+// opens (and the restart rules apply as usual).
+#[tokio::test(start_paused = true)]
+async fn a_second_runtime_on_the_same_data_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("companion.sqlite");
+    let a = agent("a");
+    let mut f = open_engine(&path, Clock::system());
+    let live = id_of(&create(&f.engine, &a, create_body("interaction.choose", choose_params(), 60_000)).await);
+    expect_show(&mut f.events, &live).await;
+    f.engine.displayed(&live).unwrap();
+    let before = get(&f.engine, &a, &live).await.unwrap();
+
+    let refused = SqliteStore::open(&path).unwrap_err().to_string();
+    assert!(refused.contains("in use by another companion runtime"), "{refused}");
+    assert!(refused.contains("companion.sqlite"), "{refused}");
+    // Another connection to the same file (credentials kept in the same database) still works.
+    assert!(bridge_runtime::companion::CredentialStore::open(&path).is_ok());
+
+    let after = get(&f.engine, &a, &live).await.unwrap();
+    assert_eq!(after, before, "the first runtime's request is untouched");
+    assert_eq!(after["state"], "awaiting_user");
+    drop(f);
+    assert!(SqliteStore::open(&path).is_ok(), "free once the first runtime is gone");
+}

@@ -506,3 +506,29 @@ fn empty_collections_are_legal() {
     assert_eq!(&*p.snapshot_json, r#"{"operableWindowIds":[],"windows":[]}"#);
     assert!(p.tools.is_empty());
 }
+
+// Issue #10 item 7, GB-4.2-5, GB-4.2-9: a window's title and summary stay one line whatever the
+// app's data holds. Line breaks and control characters become a space, and bidi overrides are
+// removed, in the snapshot and in the tool titles. Block content is data and stays as it is.
+#[test]
+fn titles_and_summaries_stay_one_line() {
+    use bridge_runtime::testing::TestApp;
+    let mut app = TestApp::new(Bridge::builder("t", "1").window::<Doc>(), |ui| {
+        ui.open(Doc::new("Q3\r\nreport\u{202E}fdp.exe\u{7}\t\u{2066}x\u{2069}"), OpenOptions::window());
+    });
+    let w = app.window("w-1");
+    assert_eq!(w.title, "Q3 reportfdp.exe x");
+    assert_eq!(w.summary.as_deref(), Some("Q3 reportfdp.exe x with 0 characters"));
+    let text = "line 1\nline 2\u{202E}";
+    app.call("w-1__set_text", json!({"text": text})).expect_ok();
+    let w = app.window("w-1");
+    assert_eq!(w.blocks, vec![Block::Text { id: Some("body".into()), text: text.into() }], "data unchanged");
+    assert_eq!(w.summary.as_deref(), Some(format!("Q3 reportfdp.exe x with {} characters", text.len()).as_str()));
+    let titles: Vec<String> = app.tools().into_iter().filter_map(|t| t.title).collect();
+    assert!(titles.iter().all(|t| t.contains("Q3 reportfdp.exe x") && !t.contains(['\n', '\u{202E}'])), "{titles:?}");
+    // A plain title is left alone.
+    let mut plain = TestApp::new(Bridge::builder("t", "1").window::<Doc>(), |ui| {
+        ui.open(Doc::new("Plain  title"), OpenOptions::window());
+    });
+    assert_eq!(plain.window("w-1").title, "Plain  title");
+}
