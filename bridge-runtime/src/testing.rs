@@ -46,6 +46,7 @@
 //! ```
 
 use crate::gui::{ActionContext, Bridge, BridgeBuilder, Published, Ui, UiOwner, operable_set};
+use crate::mcp::notify::Revs;
 use crate::mcp::{to_call_tool_result, to_mcp_tool};
 use crate::model::{Block, ErrorCode, REDACTED, ToolError, ToolResult, WindowState, WindowsSnapshot};
 use rmcp::model::{CallToolResult, Tool};
@@ -99,7 +100,7 @@ impl TestApp {
         setup(owner.ui());
         let now = owner.ui().published();
         let mut ever = BTreeSet::new();
-        if let Err(problem) = invariants(&empty_published(), &now, &mut ever, false) {
+        if let Err(problem) = invariants(&Published::empty(), &now, &mut ever, false) {
             panic!("GUI Bridge invariant broken after set-up: {problem}");
         }
         Self { bridge, owner, last: now, ever, notifications: Vec::new() }
@@ -222,24 +223,14 @@ impl TestApp {
         if let Err(problem) = invariants(&self.last, &now, &mut self.ever, true) {
             panic!("GUI Bridge invariant broken after {step}: {problem}");
         }
-        if now.windows_rev > self.last.windows_rev {
+        let (updated, tools_changed) = Revs::of(&now).due_since(Revs::of(&self.last));
+        if updated {
             self.notifications.push(Notification::ResourceUpdated);
         }
-        if now.tools_rev > self.last.tools_rev {
+        if tools_changed {
             self.notifications.push(Notification::ToolListChanged);
         }
         self.last = now;
-    }
-}
-
-fn empty_published() -> Published {
-    Published {
-        generation: 0,
-        windows_rev: 0,
-        tools_rev: 0,
-        snapshot: WindowsSnapshot::default(),
-        snapshot_json: Arc::from(r#"{"operableWindowIds":[],"windows":[]}"#),
-        tools: Arc::from(Vec::new()),
     }
 }
 
@@ -423,7 +414,7 @@ mod tests {
     fn published(windows: Vec<WindowState>, windows_rev: u64) -> Published {
         let operable = operable_set(windows.iter().map(|w| (w.id.as_str(), w.modal, w.owner_id.as_deref())));
         let snapshot = WindowsSnapshot { operable_window_ids: operable, windows };
-        Published { windows_rev, snapshot_json: Arc::from("{}"), snapshot, ..empty_published() }
+        Published { windows_rev, snapshot_json: Arc::from("{}"), snapshot, ..Published::empty() }
     }
 
     fn check(before: &Published, now: &Published) -> Result<(), String> {
@@ -450,7 +441,7 @@ mod tests {
 
         let mut wrong = published(vec![window("w-1", 1, "a")], 1);
         wrong.snapshot.operable_window_ids.clear();
-        assert!(check(&empty_published(), &wrong).unwrap_err().contains("GB-2-5"));
+        assert!(check(&Published::empty(), &wrong).unwrap_err().contains("GB-2-5"));
 
         let mut orphan = window("w-2", 1, "a");
         orphan.modal = true;

@@ -139,11 +139,13 @@ pub(super) fn failure(id: Value, error: Value) -> Value {
 }
 
 /// A request `{"jsonrpc": "2.0", "id", "method", "params"}` (client side).
+#[cfg(any(feature = "cli", test))]
 pub(super) fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
 /// A JSON-RPC error as a client receives it.
+#[cfg(any(feature = "cli", test))]
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct RpcError {
     /// `error.code`.
@@ -154,6 +156,7 @@ pub(super) struct RpcError {
     pub data: Value,
 }
 
+#[cfg(any(feature = "cli", test))]
 impl RpcError {
     /// `error.data.code`, the stable string code (OQ-CP-12), if present.
     pub(super) fn code_str(&self) -> Option<&str> {
@@ -168,6 +171,7 @@ impl RpcError {
 
 /// Splits a response into its `id` and outcome. `None` if `value` is not a JSON-RPC 2.0
 /// response object.
+#[cfg(any(feature = "cli", test))]
 pub(super) fn parse_response(value: Value) -> Option<(Value, Result<Value, RpcError>)> {
     let Value::Object(mut obj) = value else { return None };
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {

@@ -67,7 +67,7 @@ fn one_line_title_and_summary(mut r: Rendered) -> Rendered {
 }
 
 /// `s` as one line (see [`one_line_title_and_summary`]); borrowed when nothing changes.
-pub(crate) fn one_line(s: &str) -> Cow<'_, str> {
+fn one_line(s: &str) -> Cow<'_, str> {
     let bidi = |c: char| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
     let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
     if !s.chars().any(|c| bidi(c) || breaks(c)) {
@@ -110,6 +110,20 @@ pub struct Published {
     pub snapshot_json: Arc<str>,
     /// The tools of operable windows whose actions are available (GB-5.1-4).
     pub tools: Arc<[ToolEntry]>,
+}
+
+impl Published {
+    /// The state before anything was published: no windows, no tools, revisions 0.
+    pub(crate) fn empty() -> Self {
+        Published {
+            generation: 0,
+            windows_rev: 0,
+            tools_rev: 0,
+            snapshot: WindowsSnapshot::default(),
+            snapshot_json: Arc::from(r#"{"operableWindowIds":[],"windows":[]}"#),
+            tools: Arc::from(Vec::new()),
+        }
+    }
 }
 
 struct Entry {
@@ -171,14 +185,7 @@ impl Ui {
         app: Option<Box<dyn AnyActions>>,
         app_spec: Option<Arc<AppSpec>>,
     ) -> Self {
-        let current = Arc::new(Published {
-            generation: 0,
-            windows_rev: 0,
-            tools_rev: 0,
-            snapshot: WindowsSnapshot::default(),
-            snapshot_json: Arc::from(r#"{"operableWindowIds":[],"windows":[]}"#),
-            tools: Arc::from(Vec::new()),
-        });
+        let current = Arc::new(Published::empty());
         let (published, _) = watch::channel(current.clone());
         let app = match (app, app_spec) {
             (Some(actions), Some(spec)) => Some(AppSlot { spec, actions }),

@@ -35,6 +35,12 @@ impl Revs {
     pub(crate) fn of(p: &Published) -> Self {
         Self { windows: p.windows_rev, tools: p.tools_rev }
     }
+
+    /// Which notifications a channel that last delivered `seen` is due now:
+    /// `(resources/updated, tools/list_changed)`.
+    pub(crate) fn due_since(self, seen: Revs) -> (bool, bool) {
+        (self.windows > seen.windows, self.tools > seen.tools)
+    }
 }
 
 /// Session-based (2025-11-25 and older) channel: the peer itself.
@@ -200,7 +206,8 @@ impl Connection {
         if let Some(l) = legacy.as_mut()
             && let Some(peer) = l.peer.as_ref()
         {
-            if now.windows > l.seen.windows {
+            let (updated, tools_changed) = now.due_since(l.seen);
+            if updated {
                 l.seen.windows = now.windows;
                 if l.subscribed
                     && let Err(e) =
@@ -209,7 +216,7 @@ impl Connection {
                     tracing::debug!(error = %e, "resources/updated not delivered");
                 }
             }
-            if now.tools > l.seen.tools {
+            if tools_changed {
                 l.seen.tools = now.tools;
                 if let Err(e) = peer.notify_tool_list_changed().await {
                     tracing::debug!(error = %e, "tools/list_changed not delivered");
@@ -219,13 +226,14 @@ impl Connection {
         let mut dead = Vec::new();
         for l in listens.iter_mut() {
             let mut result = Ok(());
-            if now.windows > l.seen.windows {
+            let (updated, tools_changed) = now.due_since(l.seen);
+            if updated {
                 l.seen.windows = now.windows;
                 if l.windows {
                     result = l.sink.notify_resource_updated(WINDOWS_URI).await;
                 }
             }
-            if result.is_ok() && now.tools > l.seen.tools {
+            if result.is_ok() && tools_changed {
                 l.seen.tools = now.tools;
                 if l.tools {
                     result = l.sink.notify_tool_list_changed().await;

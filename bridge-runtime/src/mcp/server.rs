@@ -127,8 +127,8 @@ impl ServerHandler for GuiBridgeServer {
 
     /// `app://windows` → the snapshot as one `application/json` text content (GB-12.2-1), with
     /// `_meta["bridge/windowTools"]` for a client with the MCP Apps extension (the windows'
-    /// listed tools, so a view can offer them); a `ui://` view URI → the window view for a client with the MCP Apps extension (MA-6-5),
-    /// `-32021` for one without (MA-12-4); any other URI → resource-not-found, `-32002`
+    /// listed tools, so a view can offer them); a `ui://` view URI → the window view for a
+    /// client with the extension (MA-6-5), `-32021` for one without (MA-12-4); any other URI → resource-not-found, `-32002`
     /// (OQ-GB-22; rmcp reports it as `-32602` to 2026-07-28 clients, as that revision
     /// requires). Results carry the server identity in `_meta` (MA-13-4).
     async fn read_resource(
@@ -299,8 +299,7 @@ impl ServerHandler for GuiBridgeServer {
     /// names its window in `_meta["bridge/windowId"]`; for a client with the MCP Apps extension
     /// it also carries that window's state after the call (`_meta["bridge/window"]`) and tools
     /// (`_meta["bridge/windowTools"]`), so a view can show it in a host that does not proxy
-    /// `resources/read`. Missing `arguments` is
-    /// `{}`. GB failures, unknown tool names included, are `isError` results, never JSON-RPC
+    /// `resources/read`. Missing `arguments` is `{}`. GB failures, unknown tool names included, are `isError` results, never JSON-RPC
     /// errors (GB-7.4-1, OQ-GB-21).
     async fn call_tool(
         &self,

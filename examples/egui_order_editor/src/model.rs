@@ -134,13 +134,16 @@ impl Model for PlainModel {
         refs(&self.reports)
     }
     fn summary(&self, id: &str) -> String {
-        if let Some((_, editor)) = self.editors.iter().find(|w| w.0 == id) {
+        fn find<'a, T>(v: &'a [(String, T)], id: &str) -> Option<&'a T> {
+            v.iter().find(|w| w.0 == id).map(|w| &w.1)
+        }
+        if let Some(editor) = find(&self.editors, id) {
             return editor.summary();
         }
-        let rendered = None
-            .or_else(|| self.dialogs.iter().find(|w| w.0 == id).map(|w| w.1.render()))
-            .or_else(|| self.locks.iter().find(|w| w.0 == id).map(|w| w.1.render()))
-            .or_else(|| self.reports.iter().find(|w| w.0 == id).map(|w| w.1.render()));
+        let rendered = find(&self.dialogs, id)
+            .map(BridgeWindow::render)
+            .or_else(|| find(&self.locks, id).map(BridgeWindow::render))
+            .or_else(|| find(&self.reports, id).map(BridgeWindow::render));
         rendered.map(|r| r.summary.unwrap_or(r.title)).unwrap_or_default()
     }
     fn version(&self, _id: &str) -> Option<i64> {
