@@ -1,14 +1,21 @@
 //! The engine's mutable state: request records, the display slot and the scheduler. Every
 //! change is written to the [`Store`] first and applied in memory only when the write succeeded
 //! (CP-4-20), all under the engine's one lock, so exactly one transition wins any race (CP-3-24).
+//!
+//! Each write gets a number ([`Durability`]); a record remembers the number of the write that
+//! made its current version ([`Record::lsn`]), and the engine reports a record's state only once
+//! that write is durable (group commit: the sync runs outside the lock, shared by every request
+//! waiting on it). Timers are indexed by due time, so a tick costs O(log n) plus the work that
+//! is due, however many records are retained.
 
 use super::model::{Presentation, RequestSnapshot, RequestState, Source, TerminalReason};
 use super::presenter::HideReason;
-use super::store::{Store, StoreError, StoredRequest, Tombstone, TombstoneReason};
+use super::store::{Durability, Store, StoreError, StoredRequest, Tombstone, TombstoneReason};
 use crate::catalog::{CapabilityKind, Catalog, Completion, FallbackReason, QueueMode, Scope};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// How long a failed timer-driven write waits before it is retried, ms.
@@ -72,6 +79,10 @@ pub(crate) struct Record {
     /// The client's scopes at acceptance: a later fallback needs them just as a create does.
     #[serde(default)]
     pub scopes: BTreeSet<Scope>,
+    /// The number of the store write that recorded this version (not persisted: whatever was
+    /// loaded at start is durable, 0).
+    #[serde(skip)]
+    pub lsn: u64,
 }
 
 impl Record {
@@ -134,6 +145,11 @@ pub(crate) fn empty_result() -> Value {
 
 pub(crate) struct State {
     pub store: Box<dyn Store>,
+    /// Which writes are durable.
+    pub durability: Arc<Durability>,
+    /// The number of the last write that buried records (a `RESULT_EXPIRED` is reported only
+    /// once it is durable).
+    pub tomb_lsn: u64,
     pub records: HashMap<String, Record>,
     /// Non-terminal requests by acceptance order.
     pub live: BTreeMap<u64, String>,
@@ -150,17 +166,31 @@ pub(crate) struct State {
     pub revoked: HashSet<String>,
     /// When a failed timer-driven write is retried.
     pub retry_at: Option<i64>,
+    /// Set when a setting or a revocation may cancel live requests or purge records: the next
+    /// tick checks every live request (and, after a revocation, every record) once.
+    pub policy_dirty: bool,
+    /// Live requests by deadline: `(deadlineAt, seq)`.
+    deadlines: BTreeSet<(i64, u64)>,
+    /// Live requests by display end: `(display_until, seq)`.
+    display_ends: BTreeSet<(i64, u64)>,
+    /// Ended records by end time, for retention: `(terminal_at, requestId)`.
+    ended: BTreeSet<(i64, String)>,
+    /// Tombstones by burial time: `(at, requestId)`.
+    buried: BTreeSet<(i64, String)>,
     effects: mpsc::UnboundedSender<Effect>,
 }
 
 impl State {
     pub(super) fn new(
         store: Box<dyn Store>,
+        durability: Arc<Durability>,
         settings: RuntimeSettings,
         effects: mpsc::UnboundedSender<Effect>,
     ) -> Self {
         Self {
             store,
+            durability,
+            tomb_lsn: 0,
             records: HashMap::new(),
             live: BTreeMap::new(),
             idempotency: HashMap::new(),
@@ -173,13 +203,65 @@ impl State {
             settings,
             revoked: HashSet::new(),
             retry_at: None,
+            policy_dirty: true,
+            deadlines: BTreeSet::new(),
+            display_ends: BTreeSet::new(),
+            ended: BTreeSet::new(),
+            buried: BTreeSet::new(),
             effects,
         }
+    }
+
+    /// Adds the timer entries of `rec`.
+    fn index(&mut self, rec: &Record) {
+        if let Some(t) = rec.terminal_at {
+            self.ended.insert((t, rec.id().to_owned()));
+        }
+        if !rec.state().is_terminal() {
+            self.deadlines.insert((rec.snapshot.deadline_at, rec.seq));
+            if let Some(t) = rec.display_until {
+                self.display_ends.insert((t, rec.seq));
+            }
+        }
+    }
+
+    /// Removes the timer entries of the stored version of request `id`, if any.
+    fn unindex(&mut self, id: &str) {
+        let Some(old) = self.records.get(id) else { return };
+        let (deadline, seq, display, ended) = (old.snapshot.deadline_at, old.seq, old.display_until, old.terminal_at);
+        self.deadlines.remove(&(deadline, seq));
+        if let Some(t) = display {
+            self.display_ends.remove(&(t, seq));
+        }
+        if let Some(t) = ended {
+            self.ended.remove(&(t, id.to_owned()));
+        }
+    }
+
+    /// Adds a tombstone (startup, burial).
+    pub(super) fn add_tombstone(&mut self, t: Tombstone) {
+        if let Some(old) = self.tombstones.remove(&t.request_id) {
+            self.buried.remove(&(old.at, old.request_id));
+        }
+        self.buried.insert((t.at, t.request_id.clone()));
+        self.tombstones.insert(t.request_id.clone(), t);
+    }
+
+    /// The durability number a report about request `id` must wait for: its record's last
+    /// write, or the last burial if it has none.
+    pub(super) fn lsn_of(&self, id: &str) -> u64 {
+        self.records.get(id).map_or(self.tomb_lsn, |r| r.lsn)
+    }
+
+    /// Refuses writes after a failed sync (see [`Durability`]).
+    fn writable(&self) -> Result<(), StoreError> {
+        self.durability.failure().map_or(Ok(()), Err)
     }
 
     /// Adds a record read from the store (startup), indexes included.
     pub(super) fn adopt(&mut self, rec: Record) {
         self.next_seq = self.next_seq.max(rec.seq + 1);
+        self.index(&rec);
         if let Some(key) = &rec.idempotency_key {
             self.idempotency.insert((rec.client_id.clone(), key.clone()), rec.id().to_owned());
         }
@@ -194,9 +276,22 @@ impl State {
         if batch.is_empty() {
             return Ok(());
         }
+        self.writable()?;
         let rows = batch.iter().map(Record::to_row).collect::<Result<Vec<_>, _>>()?;
         self.store.save(&rows)?;
-        for rec in batch {
+        let lsn = self.durability.wrote();
+        for mut rec in batch {
+            rec.lsn = lsn;
+            self.unindex(rec.id());
+            self.index(&rec);
+            if !rec.state().is_terminal()
+                && (self.revoked.contains(&rec.client_id)
+                    || !self.settings.visible
+                    || (self.settings.external_paused && !rec.internal))
+            {
+                // Accepted in a race with a setting or a revocation: the next tick cancels it.
+                self.policy_dirty = true;
+            }
             if rec.state().is_terminal() {
                 self.live.remove(&rec.seq);
                 if self.slot.as_deref() == Some(rec.id()) {
@@ -328,8 +423,20 @@ impl State {
         if self.retry_at.is_some_and(|t| t <= now) {
             self.retry_at = None;
         }
+        // Which live requests may have a transition due: those whose deadline or display end
+        // has come (the indexes), or every live one when a setting or a revocation changed.
+        let policy = std::mem::take(&mut self.policy_dirty);
+        let due: Vec<u64> = if policy {
+            self.live.keys().copied().collect()
+        } else {
+            let mut due: BTreeSet<u64> = BTreeSet::new();
+            due.extend(self.deadlines.range(..=(now, u64::MAX)).map(|(_, seq)| *seq));
+            due.extend(self.display_ends.range(..=(now, u64::MAX)).map(|(_, seq)| *seq));
+            due.into_iter().collect()
+        };
         let mut batch = Vec::new();
-        for rec in self.live_records() {
+        for seq in due {
+            let Some(rec) = self.live.get(&seq).and_then(|id| self.records.get(id)) else { continue };
             let policy_cancel = if self.revoked.contains(&rec.client_id) {
                 Some(TerminalReason::KeyRevoked)
             } else if !self.settings.visible || (self.settings.external_paused && !rec.internal) {
@@ -339,26 +446,30 @@ impl State {
             };
             let deadline = rec.snapshot.deadline_at;
             let display_due = rec.display_until.filter(|t| *t <= now && *t <= deadline);
+            if policy_cancel.is_none() && display_due.is_none() && deadline > now {
+                continue;
+            }
             let mut rec = rec.clone();
             if let Some(reason) = policy_cancel {
                 rec.terminate(RequestState::Cancelled, Some(reason), None, now);
             } else if display_due.is_some() {
                 rec.terminate(RequestState::Completed, None, Some(empty_result()), now);
-            } else if deadline <= now {
-                rec.terminate(RequestState::Expired, Some(TerminalReason::Timeout), None, now);
             } else {
-                continue;
+                rec.terminate(RequestState::Expired, Some(TerminalReason::Timeout), None, now);
             }
             batch.push(rec);
         }
-        // A revoked key's business results and params are purged (CP-4-22).
-        for rec in self.records.values() {
-            if self.revoked.contains(&rec.client_id)
-                && rec.state().is_terminal()
-                && (rec.params.is_some() || rec.resolved_params.is_some() || rec.snapshot.result.is_some())
-                && !batch.iter().any(|b: &Record| b.id() == rec.id())
-            {
-                batch.push(rec.clone());
+        // A revoked key's business results and params are purged (CP-4-22): every record is
+        // looked at once, after the revocation.
+        if policy && !self.revoked.is_empty() {
+            for rec in self.records.values() {
+                if self.revoked.contains(&rec.client_id)
+                    && rec.state().is_terminal()
+                    && (rec.params.is_some() || rec.resolved_params.is_some() || rec.snapshot.result.is_some())
+                    && !batch.iter().any(|b: &Record| b.id() == rec.id())
+                {
+                    batch.push(rec.clone());
+                }
             }
         }
         for rec in &mut batch {
@@ -371,14 +482,16 @@ impl State {
         if let Err(e) = self.commit(batch) {
             tracing::warn!(error = %e, "companion: could not record timer transitions; will retry");
             self.retry_at = Some(now + RETRY_MS);
+            self.policy_dirty |= policy;
         }
 
         // Retention (CP-4-16): terminal records older than the retention period are deleted,
         // leaving a tombstone so that their owner gets RESULT_EXPIRED (CP-6-19).
         let expired: Vec<Tombstone> = self
-            .records
-            .values()
-            .filter(|r| r.terminal_at.is_some_and(|t| t.saturating_add(retention_ms) <= now))
+            .ended
+            .iter()
+            .take_while(|(t, _)| t.saturating_add(retention_ms) <= now)
+            .filter_map(|(_, id)| self.records.get(id))
             .map(|r| Tombstone {
                 request_id: r.id().to_owned(),
                 client_id: r.client_id.clone(),
@@ -387,15 +500,17 @@ impl State {
             })
             .collect();
         if !expired.is_empty() {
-            match self.store.bury(&expired) {
+            match self.writable().and_then(|()| self.store.bury(&expired)) {
                 Ok(()) => {
+                    self.tomb_lsn = self.durability.wrote();
                     for t in expired {
+                        self.unindex(&t.request_id);
                         if let Some(rec) = self.records.remove(&t.request_id)
                             && let Some(key) = rec.idempotency_key
                         {
                             self.idempotency.remove(&(rec.client_id, key));
                         }
-                        self.tombstones.insert(t.request_id.clone(), t);
+                        self.add_tombstone(t);
                     }
                 }
                 Err(e) => {
@@ -405,32 +520,33 @@ impl State {
             }
         }
         let tomb_cutoff = now.saturating_sub(tombstone_retention_ms);
-        if self.tombstones.values().any(|t| t.at < tomb_cutoff) {
-            match self.store.forget_tombstones_before(tomb_cutoff) {
-                Ok(()) => self.tombstones.retain(|_, t| t.at >= tomb_cutoff),
+        if self.buried.first().is_some_and(|(at, _)| *at < tomb_cutoff) {
+            match self.writable().and_then(|()| self.store.forget_tombstones_before(tomb_cutoff)) {
+                Ok(()) => {
+                    self.durability.wrote();
+                    while let Some((at, id)) = self.buried.first().cloned()
+                        && at < tomb_cutoff
+                    {
+                        self.buried.pop_first();
+                        self.tombstones.remove(&id);
+                    }
+                }
                 Err(_) => self.retry_at = Some(now + RETRY_MS),
             }
         }
 
         self.schedule(catalog, now);
 
-        let mut next: Option<i64> = self.retry_at;
-        let mut consider = |t: i64| next = Some(next.map_or(t, |n| n.min(t)));
-        for rec in self.live_records() {
-            consider(rec.snapshot.deadline_at);
-            if let Some(t) = rec.display_until {
-                consider(t);
-            }
-        }
-        for rec in self.records.values() {
-            if let Some(t) = rec.terminal_at {
-                consider(t.saturating_add(retention_ms));
-            }
-        }
-        for t in self.tombstones.values() {
-            consider(t.at.saturating_add(tombstone_retention_ms).saturating_add(1));
-        }
-        next
+        [
+            self.retry_at,
+            self.deadlines.first().map(|(t, _)| *t),
+            self.display_ends.first().map(|(t, _)| *t),
+            self.ended.first().map(|(t, _)| t.saturating_add(retention_ms)),
+            self.buried.first().map(|(t, _)| t.saturating_add(tombstone_retention_ms).saturating_add(1)),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Whether the request's resolved capability completes on the host's `finished` report.

@@ -3,12 +3,20 @@
 //! with bundled SQLite; in memory for tests, a file for apps).
 //!
 //! The engine serializes each request record to `body` (JSON); the store keeps a few columns
-//! beside it for lookups. Retention-expired or unreadable records leave a tombstone
+//! beside it for lookups.
+//!
+//! Durability is paid for by group commit (issue #10 item 3): a file [`SqliteStore`] runs in WAL
+//! mode with `synchronous=NORMAL`, so a write ([`Store::save`], [`Store::bury`]) returns once it
+//! is in the write-ahead log (the OS page cache: it survives a crash of the process, not yet a
+//! power loss), and [`StoreSync::sync`] (an `fdatasync` of the log) makes every write before it
+//! durable at once. The engine confirms nothing before the sync that covers it (CP-4-20); see
+//! `BENCHMARKS.md`, "Companion socket". Retention-expired or unreadable records leave a tombstone
 //! `(requestId, clientId)` so that their owner is told `RESULT_EXPIRED` rather than a fake
 //! success or a bare `NOT_FOUND` (CP-4-23, OQ-CP-10).
 
 use rusqlite::{Connection, params};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One persisted request record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,8 +89,21 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
+/// Makes the writes a [`Store`] has made so far durable (group commit): one sync covers every
+/// write that returned before it started. Called from any thread, without the store itself.
+pub trait StoreSync: Send + Sync + 'static {
+    /// Forces every write made before this call to stable storage. Errors: the sync failed; the
+    /// writes may then be lost on power failure and must not be confirmed (CP-4-20).
+    fn sync(&self) -> Result<(), StoreError>;
+}
+
 /// Durable storage of request records. Every method is atomic: it either applies completely or
 /// returns an error and changes nothing.
+///
+/// A store whose [`Store::deferred_sync`] is `None` (the default) is durable when a write
+/// returns. One that returns a [`StoreSync`] is durable only once a later
+/// [`StoreSync::sync`] returned `Ok`; the engine waits for that before it confirms or reports
+/// anything the write recorded (CP-4-20, CP-3-11).
 pub trait Store: Send + 'static {
     /// Reads everything.
     fn load(&mut self) -> Result<Loaded, StoreError>;
@@ -93,6 +114,11 @@ pub trait Store: Send + 'static {
     fn bury(&mut self, tombstones: &[Tombstone]) -> Result<(), StoreError>;
     /// Deletes tombstones buried before `cutoff_ms`.
     fn forget_tombstones_before(&mut self, cutoff_ms: i64) -> Result<(), StoreError>;
+    /// The handle that makes this store's writes durable, if they are not durable when they
+    /// return (group commit). Called once, when the engine starts. Default: `None`.
+    fn deferred_sync(&mut self) -> Option<Arc<dyn StoreSync>> {
+        None
+    }
 }
 
 /// [`Store`] on SQLite (rusqlite, bundled).
@@ -100,6 +126,63 @@ pub struct SqliteStore {
     conn: Connection,
     /// The lock on `PATH.lock` that makes this the file's only store; released on drop.
     _lock: Option<std::fs::File>,
+    /// A file in WAL mode: the log to sync. `None`: in memory, or a file whose journal could not
+    /// be switched to WAL (then every commit is synced by SQLite itself, `synchronous=FULL`).
+    wal: Option<Arc<WalSync>>,
+}
+
+/// [`StoreSync`] of a file [`SqliteStore`]: `fdatasync` of its `-wal` file. SQLite appends each
+/// commit to that file (never syncing it, `synchronous=NORMAL`), so syncing it through another
+/// descriptor makes every commit that returned before durable; its frame checksums make a torn
+/// tail roll back to the last whole commit. SQLite syncs the log itself before a checkpoint
+/// copies it into the database, and the database before it reuses the log.
+#[derive(Debug)]
+struct WalSync {
+    path: PathBuf,
+    db: PathBuf,
+    file: std::sync::Mutex<std::fs::File>,
+}
+
+impl WalSync {
+    fn open(db: &Path) -> Result<Self, StoreError> {
+        let mut name = db.as_os_str().to_owned();
+        name.push("-wal");
+        let path = PathBuf::from(name);
+        let file =
+            std::fs::File::open(&path).map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+        // The log's directory entry must survive a power loss too: sync the directory once.
+        if let Some(dir) = db.parent()
+            && let Ok(d) = std::fs::File::open(dir)
+        {
+            let _ = d.sync_all();
+        }
+        Ok(Self { path, db: db.to_owned(), file: std::sync::Mutex::new(file) })
+    }
+}
+
+impl StoreSync for WalSync {
+    fn sync(&self) -> Result<(), StoreError> {
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        #[cfg(unix)]
+        {
+            // SQLite keeps one log file while a connection is open; should it ever have been
+            // replaced (deleted when a last connection closed, after a checkpoint into the
+            // database), sync the database and follow the new log.
+            use std::os::unix::fs::MetadataExt;
+            let same = match (std::fs::metadata(&self.path), file.metadata()) {
+                (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+                _ => false,
+            };
+            if !same {
+                let db = std::fs::File::open(&self.db).map_err(|e| StoreError(format!("sync: {e}")))?;
+                db.sync_data().map_err(|e| StoreError(format!("sync {}: {e}", self.db.display())))?;
+                if let Ok(f) = std::fs::File::open(&self.path) {
+                    *file = f;
+                }
+            }
+        }
+        file.sync_data().map_err(|e| StoreError(format!("sync {}: {e}", self.path.display())))
+    }
 }
 
 /// Takes the advisory lock on `PATH.lock` (created if needed) without waiting. Errors: another
@@ -141,15 +224,39 @@ impl SqliteStore {
     /// unaffected.) The parent directory should be private to the user (CP-5-12).
     /// The file is made private (mode 0600): it holds interaction content and answers.
     ///
+    /// Journal: WAL with `synchronous=NORMAL`, so a write returns once it is in the log and
+    /// [`Store::deferred_sync`] gives the [`StoreSync`] that makes it durable (group commit,
+    /// issue #10 item 3); where WAL is unavailable, SQLite's default rollback journal with
+    /// `synchronous=FULL` (every write durable when it returns, no sync handle).
+    ///
     /// Errors: the file is in use by another store (another runtime, or another store in this
     /// process), it cannot be opened, is not a database, or has a newer schema.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
         let path = path.as_ref();
         let lock = hold_exclusively(path)?;
-        let mut store = Self::init(Connection::open(path)?)?;
-        store._lock = Some(lock);
+        let conn = Connection::open(path)?;
+        // Before the log and shared-memory files exist: SQLite gives them the database's mode.
         #[cfg(unix)]
         super::unix::make_owner_only(path);
+        let mut store = Self::init(conn)?;
+        store._lock = Some(lock);
+        let mode: String = store.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if mode.eq_ignore_ascii_case("wal") {
+            // Commits are no longer synced by SQLite; the engine syncs the log (group commit).
+            store.conn.pragma_update(None, "synchronous", "NORMAL")?;
+            // The log exists once a write went through it.
+            store.conn.execute_batch("BEGIN IMMEDIATE; PRAGMA user_version = 1; COMMIT;")?;
+            let db = store.conn.path().map(PathBuf::from).unwrap_or_else(|| path.to_owned());
+            #[cfg(unix)]
+            for suffix in ["-wal", "-shm"] {
+                let mut name = db.as_os_str().to_owned();
+                name.push(suffix);
+                super::unix::make_owner_only(Path::new(&name));
+            }
+            store.wal = Some(Arc::new(WalSync::open(&db)?));
+        } else {
+            tracing::warn!(journal_mode = %mode, "companion: WAL unavailable; every commit is synced");
+        }
         Ok(store)
     }
 
@@ -184,7 +291,7 @@ impl SqliteStore {
              PRAGMA user_version = 1;
              COMMIT;",
         )?;
-        Ok(Self { conn, _lock: None })
+        Ok(Self { conn, _lock: None, wal: None })
     }
 }
 
@@ -268,5 +375,192 @@ impl Store for SqliteStore {
     fn forget_tombstones_before(&mut self, cutoff_ms: i64) -> Result<(), StoreError> {
         self.conn.execute("DELETE FROM tombstones WHERE at < ?1", params![cutoff_ms])?;
         Ok(())
+    }
+
+    fn deferred_sync(&mut self) -> Option<Arc<dyn StoreSync>> {
+        self.wal.clone().map(|w| w as Arc<dyn StoreSync>)
+    }
+}
+
+/// Group commit (issue #10 item 3): which of the engine's writes are durable. Writes are
+/// numbered in the order the store made them (under the engine's lock); one sync makes every
+/// write numbered up to the count at its start (its target) durable. Whoever needs a write
+/// durable that no running sync covers leads a new one (at most [`MAX_SYNCS`] at a time, so a
+/// request that arrives during a sync need not wait for it to end before its own starts);
+/// everyone else waits for a running one, so concurrent requests share syncs. A failed sync is final: the writes since the last good sync may be lost, so they
+/// are never confirmed, and every later write is refused until the runtime restarts (which
+/// then fails whatever is not terminal on disk, CP-4-21).
+pub(crate) struct Durability {
+    /// `None`: every write is durable when it returns.
+    sync: Option<Arc<dyn StoreSync>>,
+    written: std::sync::atomic::AtomicU64,
+    inner: std::sync::Mutex<DurableState>,
+    cond: std::sync::Condvar,
+    /// Bumped after every sync, for async waiters.
+    synced: tokio::sync::watch::Sender<u64>,
+}
+
+/// Syncs that may run at once.
+const MAX_SYNCS: usize = 2;
+
+#[derive(Default)]
+struct DurableState {
+    durable: u64,
+    /// Running syncs.
+    syncing: usize,
+    /// The highest target of a running sync.
+    covering: u64,
+    failed: Option<StoreError>,
+}
+
+/// What a waiter does next.
+enum Step {
+    Done(Result<(), StoreError>),
+    /// Lead a sync with this target.
+    Lead(u64),
+    Wait,
+}
+
+/// The sync one waiter leads; if it is dropped without running (a runtime shutting down), the
+/// next waiter leads instead.
+struct Lead {
+    durability: Arc<Durability>,
+    sync: Arc<dyn StoreSync>,
+    target: u64,
+    done: bool,
+}
+
+impl Lead {
+    fn run(mut self) {
+        // Writes made since the lead was decided (e.g. the presenter's, during the hand-off to
+        // the blocking pool) have returned too: this sync covers them as well.
+        let target = self.target.max(self.durability.written.load(std::sync::atomic::Ordering::SeqCst));
+        let result = self.sync.sync();
+        self.done = true;
+        self.durability.finish(Some((target, result)));
+    }
+}
+
+impl Drop for Lead {
+    fn drop(&mut self) {
+        if !self.done {
+            self.durability.finish(None);
+        }
+    }
+}
+
+impl Durability {
+    pub(crate) fn new(sync: Option<Arc<dyn StoreSync>>) -> Arc<Self> {
+        Arc::new(Self {
+            sync,
+            written: std::sync::atomic::AtomicU64::new(0),
+            inner: std::sync::Mutex::new(DurableState::default()),
+            cond: std::sync::Condvar::new(),
+            synced: tokio::sync::watch::channel(0).0,
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, DurableState> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Numbers a write that has just returned (call under the engine's lock, after the write).
+    pub(crate) fn wrote(&self) -> u64 {
+        self.written.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
+    }
+
+    /// The failed sync that stops all writes, if any.
+    pub(crate) fn failure(&self) -> Option<StoreError> {
+        self.state().failed.clone()
+    }
+
+    fn step(&self, lsn: u64) -> Step {
+        if self.sync.is_none() {
+            return Step::Done(self.failure().map_or(Ok(()), Err));
+        }
+        let mut st = self.state();
+        // What was durable before a failed sync stays reportable.
+        if st.durable >= lsn {
+            return Step::Done(Ok(()));
+        }
+        if let Some(e) = &st.failed {
+            return Step::Done(Err(e.clone()));
+        }
+        if st.syncing >= MAX_SYNCS || (st.syncing > 0 && st.covering >= lsn) {
+            return Step::Wait;
+        }
+        // Every write numbered so far has returned: this sync covers them all.
+        let target = self.written.load(std::sync::atomic::Ordering::SeqCst);
+        st.syncing += 1;
+        st.covering = st.covering.max(target);
+        Step::Lead(target)
+    }
+
+    fn lead(self: &Arc<Self>, target: u64) -> Lead {
+        let sync = self.sync.clone().expect("a lead needs a sync");
+        Lead { durability: self.clone(), sync, target, done: false }
+    }
+
+    fn finish(&self, outcome: Option<(u64, Result<(), StoreError>)>) {
+        let mut st = self.state();
+        st.syncing -= 1;
+        match outcome {
+            Some((target, Ok(()))) => st.durable = st.durable.max(target),
+            Some((_, Err(e))) => {
+                tracing::error!(error = %e, "companion: the state store could not sync; nothing more is confirmed until the runtime restarts");
+                st.failed = Some(StoreError(format!("{e} (nothing is confirmed until the runtime restarts)")));
+            }
+            None => {}
+        }
+        drop(st);
+        self.cond.notify_all();
+        self.synced.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Blocks until write `lsn` (and every earlier one) is durable, leading a sync if none runs.
+    /// Never call it holding the engine's lock. Errors: the sync failed (CP-4-20).
+    pub(crate) fn wait(self: &Arc<Self>, lsn: u64) -> Result<(), StoreError> {
+        loop {
+            match self.step(lsn) {
+                Step::Done(r) => return r,
+                Step::Lead(target) => self.lead(target).run(),
+                Step::Wait => {
+                    let st = self.state();
+                    if st.syncing > 0 && st.durable < lsn && st.failed.is_none() {
+                        drop(self.cond.wait(st).unwrap_or_else(|e| e.into_inner()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Durability::wait`] for async callers: on a multi-threaded runtime the sync runs on the
+    /// blocking pool, so that both workers keep serving while the disk syncs; on a
+    /// current-thread runtime (tests, paused clock) it runs inline.
+    pub(crate) async fn wait_async(self: &Arc<Self>, lsn: u64) -> Result<(), StoreError> {
+        let mut synced = self.synced.subscribe();
+        loop {
+            match self.step(lsn) {
+                Step::Done(r) => return r,
+                Step::Lead(target) => {
+                    let lead = self.lead(target);
+                    let inline = !matches!(
+                        tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
+                        Ok(tokio::runtime::RuntimeFlavor::MultiThread)
+                    );
+                    if inline {
+                        lead.run();
+                    } else {
+                        // If this future is dropped, the sync still finishes (or, never started,
+                        // releases the lead) on its own.
+                        let _ = tokio::task::spawn_blocking(move || lead.run()).await;
+                    }
+                }
+                Step::Wait => {
+                    // The sender lives in `self`: `changed` only returns after a sync ended.
+                    let _ = synced.changed().await;
+                }
+            }
+        }
     }
 }

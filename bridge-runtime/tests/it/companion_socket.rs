@@ -370,7 +370,9 @@ async fn pairing_needs_the_user_and_stores_only_a_digest() {
     let other = h.pair("second", &["notify"]).await;
     assert_ne!(other.key, key, "a key per integrator");
 
-    let db = std::fs::read(&h.db).unwrap();
+    // The database and its write-ahead log (where recent commits live until a checkpoint).
+    let mut db = std::fs::read(&h.db).unwrap();
+    db.extend(std::fs::read(format!("{}-wal", h.db.display())).unwrap_or_default());
     let contains = |needle: &[u8]| db.windows(needle.len()).any(|w| w == needle);
     assert!(!contains(key.as_bytes()), "the key is not in the database");
     assert!(!contains(hex.as_bytes()));

@@ -4,11 +4,15 @@
 use super::*;
 
 impl Engine {
+    /// Applies `f` to request `id` and records it; returns the write's number (that of the
+    /// current version if `f` changed nothing). It does not wait for durability: the presenter's
+    /// reports (`displayed`, `finished`) keep the one display slot moving while the disk syncs,
+    /// and clients are told only once the write is durable.
     fn host_transition(
         &self,
         id: &str,
         f: impl FnOnce(&Catalog, &mut Record, i64) -> Result<(), HostError>,
-    ) -> Result<(), HostError> {
+    ) -> Result<u64, HostError> {
         let cat = self.inner.catalog();
         let mut st = self.inner.lock();
         let now = self.inner.clock.now_ms();
@@ -16,13 +20,26 @@ impl Engine {
         let before = rec.snapshot.revision;
         f(&cat, &mut rec, now)?;
         if rec.snapshot.revision == before {
-            return Ok(());
+            return Ok(rec.lsn);
         }
         st.commit(vec![rec])?;
+        let lsn = st.lsn_of(id);
         st.schedule(&cat, now);
         drop(st);
         drop(cat);
         self.inner.changed();
+        Ok(lsn)
+    }
+
+    /// [`Engine::host_transition`], confirmed only once durable: for the user's own actions
+    /// (CP-4-20). Blocks the calling thread for at most one shared disk sync.
+    fn user_transition(
+        &self,
+        id: &str,
+        f: impl FnOnce(&Catalog, &mut Record, i64) -> Result<(), HostError>,
+    ) -> Result<(), HostError> {
+        let lsn = self.host_transition(id, f)?;
+        self.inner.durability.wait(lsn)?;
         Ok(())
     }
 
@@ -50,15 +67,18 @@ impl Engine {
             }
             Ok(())
         })
+        .map(drop)
     }
 
     /// The user answered request `id` (CP-3-13, CP-3-16): the result is checked against the
     /// resolved capability's `outputSchema` and result check (CP-2-23), persisted, and only then
-    /// the request is `completed` (CP-4-20). Errors: unknown id; not `awaiting_user` (e.g. it was
-    /// cancelled or expired first: the click lost, CP-3-24); invalid result; store failure (the
-    /// answer is not confirmed and the request stays `awaiting_user`).
+    /// the request is `completed` (CP-4-20): this call returns `Ok` only once the answer is
+    /// durable (it blocks the calling thread for one disk sync, shared with concurrent ones).
+    /// Errors: unknown id; not `awaiting_user` (e.g. it was cancelled or expired first: the click
+    /// lost, CP-3-24); invalid result; store failure (the answer is not confirmed and the
+    /// request stays `awaiting_user`; after a failed sync, nothing is confirmed until restart).
     pub fn user_responded(&self, id: &str, result: Value) -> Result<(), HostError> {
-        self.host_transition(id, |cat, rec, now| {
+        self.user_transition(id, |cat, rec, now| {
             if rec.state() != RequestState::AwaitingUser {
                 return Err(HostError::WrongState { state: rec.state() });
             }
@@ -73,9 +93,10 @@ impl Engine {
     }
 
     /// The user closed request `id`'s view: `cancelled`/`user_cancelled`, never a default answer
-    /// (CP-3-12). Errors: unknown id, a request that is not on screen, store failure.
+    /// (CP-3-12), returned once durable. Errors: unknown id, a request that is not on screen,
+    /// store failure.
     pub fn view_closed(&self, id: &str) -> Result<(), HostError> {
-        self.host_transition(id, |_, rec, now| {
+        self.user_transition(id, |_, rec, now| {
             if !matches!(rec.state(), RequestState::Running | RequestState::AwaitingUser) {
                 return Err(HostError::WrongState { state: rec.state() });
             }
@@ -99,6 +120,7 @@ impl Engine {
             rec.terminate(RequestState::Completed, None, Some(empty_result()), now);
             Ok(())
         })
+        .map(drop)
     }
 
     /// The host could not present request `id`: `failed`/`presentation_failed`.
@@ -110,6 +132,7 @@ impl Engine {
             rec.terminate(RequestState::Failed, Some(TerminalReason::PresentationFailed), None, now);
             Ok(())
         })
+        .map(drop)
     }
 
     /// Whether `finished` completes request `id` (its resolved completion is `animation_end`).
@@ -127,13 +150,21 @@ impl Engine {
     /// every accepted one ends `cancelled`/`runtime_unavailable` (CP-4-15); the runtime never
     /// shows itself again until the user does.
     pub fn set_visible(&self, visible: bool) {
-        self.inner.lock().settings.visible = visible;
+        {
+            let mut st = self.inner.lock();
+            st.settings.visible = visible;
+            st.policy_dirty = true;
+        }
         self.inner.tick();
     }
 
     /// The user pauses or resumes external interaction: like hiding, for external clients only.
     pub fn set_external_paused(&self, paused: bool) {
-        self.inner.lock().settings.external_paused = paused;
+        {
+            let mut st = self.inner.lock();
+            st.settings.external_paused = paused;
+            st.policy_dirty = true;
+        }
         self.inner.tick();
     }
 
@@ -160,7 +191,11 @@ impl Engine {
     /// `cancelled`/`key_revoked` at once, its params and results are purged, and further calls
     /// with that id get `UNAUTHENTICATED`. A failed write is retried by the timer task.
     pub fn client_revoked(&self, client_id: &str) {
-        self.inner.lock().revoked.insert(client_id.to_owned());
+        {
+            let mut st = self.inner.lock();
+            st.revoked.insert(client_id.to_owned());
+            st.policy_dirty = true;
+        }
         self.inner.tick();
     }
 

@@ -21,7 +21,7 @@ use super::protocol::results::{
     Limits, RuntimeDescription, Style, StyleList, Unchanged, WaitResult,
 };
 use super::state::{Effect, Record, RuntimeSettings, State, empty_result};
-use super::store::{SqliteStore, Store, StoreError, Tombstone, TombstoneReason};
+use super::store::{Durability, SqliteStore, Store, StoreError, Tombstone, TombstoneReason};
 use crate::catalog::{
     CapabilityKind, CapabilitySpec, Catalog, CharacterSpec, Completion, FallbackReason, FieldProblem, Scope,
     capability::MAX_TIMEOUT_CAP_MS,
@@ -217,11 +217,18 @@ impl EngineBuilder {
             }
         }
         store.save(&restarted)?;
+        // Everything loaded, and the restart's transitions, are durable before anything is
+        // reported: records start at write number 0, which counts as durable.
+        let sync = store.deferred_sync();
+        if let Some(sync) = &sync {
+            sync.sync()?;
+        }
+        let durability = Durability::new(sync);
 
         let (effects_tx, effects_rx) = mpsc::unbounded_channel();
-        let mut state = State::new(store, self.settings, effects_tx);
+        let mut state = State::new(store, durability.clone(), self.settings, effects_tx);
         for t in loaded.tombstones.into_iter().chain(unrecoverable) {
-            state.tombstones.insert(t.request_id.clone(), t);
+            state.add_tombstone(t);
         }
         for rec in records {
             state.adopt(rec);
@@ -234,6 +241,7 @@ impl EngineBuilder {
             clock,
             instance_id: format!("rt_{}", uuid::Uuid::new_v4().simple()),
             state: Mutex::new(state),
+            durability,
             changes: watch::channel(0).0,
             wake: wake.clone(),
         });
@@ -250,6 +258,8 @@ struct Inner {
     clock: Clock,
     instance_id: String,
     state: Mutex<State>,
+    /// The same as the state's: waited on outside the lock.
+    durability: Arc<Durability>,
     changes: watch::Sender<u64>,
     wake: Arc<Notify>,
 }
@@ -284,6 +294,19 @@ impl Inner {
         drop(cat);
         self.changed();
         next
+    }
+
+    /// Waits (outside the lock) until write `lsn` is durable, then returns `result`: what the
+    /// engine reports about a record is durable first (CP-4-20, CP-3-11). A failed sync →
+    /// `INTERNAL_ERROR`, nothing confirmed.
+    async fn report<T>(&self, lsn: u64, result: Result<T, CompanionError>) -> Result<T, CompanionError> {
+        match self.durability.wait_async(lsn).await {
+            Ok(()) => result,
+            Err(e) => {
+                tracing::error!(error = %e, "companion: a change could not be made durable; not confirmed");
+                Err(store_failed())
+            }
+        }
     }
 
     /// Wakes waiters and the timer task after a change.

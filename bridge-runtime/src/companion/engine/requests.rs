@@ -25,16 +25,22 @@ impl Engine {
         self.admit(client, Method::RequestsCreate)?;
         let canonical = params_digest(&params);
         let p: CreateParams = params::parse(params)?;
-        let snapshot = self.create(client, p, canonical)?;
-        self.inner.changed();
-        Ok(snapshot)
+        let mut seen = 0;
+        let result = self.create(client, p, canonical, &mut seen);
+        if result.is_ok() {
+            self.inner.changed();
+        }
+        // The acceptance is confirmed once it is durable (CP-4-20).
+        self.inner.report(seen, result).await
     }
 
+    /// The create under the lock; `seen` gets the write number of the record it reports.
     fn create(
         &self,
         client: &ClientIdentity,
         p: CreateParams,
         canonical: String,
+        seen: &mut u64,
     ) -> Result<RequestSnapshot, CompanionError> {
         let cat = self.inner.catalog();
         let mut st = self.inner.lock();
@@ -44,6 +50,7 @@ impl Engine {
             && let Some(id) = st.idempotency.get(&(client.id.clone(), key.clone()))
             && let Some(rec) = st.records.get(id)
         {
+            *seen = rec.lsn;
             if rec.canonical.as_deref() == Some(canonical.as_str()) {
                 return Ok(rec.snapshot.clone());
             }
@@ -199,6 +206,7 @@ impl Engine {
             seq,
             allow_fallback: p.allow_fallback,
             scopes: client.scopes.clone(),
+            lsn: 0,
         };
         let id = rec.id().to_owned();
         let mut batch = vec![rec];
@@ -215,7 +223,9 @@ impl Engine {
         st.creates.entry(client.id.clone()).or_default().push_back(now);
         tracing::debug!(request_id = %id, capability = %requested.id(), "companion: request accepted");
         st.schedule(&cat, now);
-        Ok(st.records[&id].snapshot.clone())
+        let rec = &st.records[&id];
+        *seen = rec.lsn;
+        Ok(rec.snapshot.clone())
     }
 
     /// `requests.get` (CP-2-8): the caller's request snapshot. Someone else's or unknown →
@@ -228,8 +238,11 @@ impl Engine {
     ) -> Result<RequestSnapshot, CompanionError> {
         self.admit(client, Method::RequestsGet)?;
         let p: RequestRef = params::parse(params)?;
-        let st = self.inner.lock();
-        owned(&st, client, &p.request_id).map(|r| r.snapshot.clone())
+        let (result, lsn) = {
+            let st = self.inner.lock();
+            (owned(&st, client, &p.request_id).map(|r| r.snapshot.clone()), st.lsn_of(&p.request_id))
+        };
+        self.inner.report(lsn, result).await
     }
 
     /// `requests.wait` (CP-2-9, CP-3-20, OQ-CP-7): waits at most `waitMs` (default/maximum in
@@ -250,30 +263,49 @@ impl Engine {
         }
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(wait_ms);
         let mut changes = self.inner.changes.subscribe();
+        let id = p.request_id.as_str();
+        // What is returned is reported only once durable; so are `RESULT_EXPIRED` answers.
         let after = {
             let st = self.inner.lock();
-            let rec = owned(&st, client, &p.request_id)?;
-            p.after_revision.unwrap_or(rec.snapshot.revision)
+            owned(&st, client, id)
+                .map(|rec| p.after_revision.unwrap_or(rec.snapshot.revision))
+                .map_err(|e| (e, st.lsn_of(id)))
+        };
+        let after = match after {
+            Ok(after) => after,
+            Err((e, lsn)) => return self.inner.report(lsn, Err(e)).await,
         };
         loop {
-            {
+            let found = {
                 let st = self.inner.lock();
-                let rec = owned(&st, client, &p.request_id)?;
-                if rec.state().is_terminal() || rec.snapshot.revision > after {
-                    return Ok(WaitResult::Changed(Box::new(rec.snapshot.clone())));
+                let lsn = st.lsn_of(id);
+                match owned(&st, client, id) {
+                    Ok(rec) if rec.state().is_terminal() || rec.snapshot.revision > after => {
+                        Some((Ok(WaitResult::Changed(Box::new(rec.snapshot.clone()))), lsn))
+                    }
+                    Ok(_) => None,
+                    Err(e) => Some((Err(e), lsn)),
                 }
+            };
+            if let Some((result, lsn)) = found {
+                return self.inner.report(lsn, result).await;
             }
             match tokio::time::timeout_at(deadline, changes.changed()).await {
                 Ok(Ok(())) => continue,
                 Ok(Err(_)) | Err(_) => {
-                    let st = self.inner.lock();
-                    let rec = owned(&st, client, &p.request_id)?;
-                    return Ok(WaitResult::Unchanged(Unchanged {
-                        unchanged: true,
-                        request_id: rec.id().to_owned(),
-                        revision: rec.snapshot.revision,
-                        state: rec.state(),
-                    }));
+                    let (result, lsn) = {
+                        let st = self.inner.lock();
+                        let result = owned(&st, client, id).map(|rec| {
+                            WaitResult::Unchanged(Unchanged {
+                                unchanged: true,
+                                request_id: rec.id().to_owned(),
+                                revision: rec.snapshot.revision,
+                                state: rec.state(),
+                            })
+                        });
+                        (result, st.lsn_of(id))
+                    };
+                    return self.inner.report(lsn, result).await;
                 }
             }
         }
@@ -291,9 +323,22 @@ impl Engine {
     ) -> Result<RequestSnapshot, CompanionError> {
         self.admit(client, Method::RequestsCancel)?;
         let p: RequestRef = params::parse(params)?;
+        let mut seen = 0;
+        let result = self.cancel(client, &p, &mut seen);
+        self.inner.report(seen, result).await
+    }
+
+    /// The cancel under the lock; `seen` gets the write number of the record it reports.
+    fn cancel(
+        &self,
+        client: &ClientIdentity,
+        p: &RequestRef,
+        seen: &mut u64,
+    ) -> Result<RequestSnapshot, CompanionError> {
         let cat = self.inner.catalog();
         let mut st = self.inner.lock();
         let now = self.inner.clock.now_ms();
+        *seen = st.lsn_of(&p.request_id);
         let rec = owned(&st, client, &p.request_id)?;
         if rec.state().is_terminal() {
             return Ok(rec.snapshot.clone());
@@ -309,7 +354,9 @@ impl Engine {
         let id = rec.id().to_owned();
         st.commit(vec![rec]).map_err(|_| store_failed())?;
         st.schedule(&cat, now);
-        let snap = st.records[&id].snapshot.clone();
+        let rec = &st.records[&id];
+        *seen = rec.lsn;
+        let snap = rec.snapshot.clone();
         drop(st);
         drop(cat);
         self.inner.changed();
@@ -330,9 +377,22 @@ impl Engine {
     ) -> Result<RequestSnapshot, CompanionError> {
         self.admit(client, Method::RequestsUpdate)?;
         let p: UpdateParams = params::parse(params)?;
+        let mut seen = 0;
+        let result = self.update(client, p, &mut seen);
+        self.inner.report(seen, result).await
+    }
+
+    /// The update under the lock; `seen` gets the write number of the record it reports on.
+    fn update(
+        &self,
+        client: &ClientIdentity,
+        p: UpdateParams,
+        seen: &mut u64,
+    ) -> Result<RequestSnapshot, CompanionError> {
         let cat = self.inner.catalog();
         let mut st = self.inner.lock();
         let now = self.inner.clock.now_ms();
+        *seen = st.lsn_of(&p.request_id);
         let rec = owned(&st, client, &p.request_id)?;
         if rec.snapshot.revision != p.expected_revision {
             return Err(CompanionError::new(
@@ -422,7 +482,9 @@ impl Engine {
             st.emit(Effect::Update(presentation));
         }
         st.schedule(&cat, now);
-        let snap = st.records[&id].snapshot.clone();
+        let rec = &st.records[&id];
+        *seen = rec.lsn;
+        let snap = rec.snapshot.clone();
         drop(st);
         drop(cat);
         self.inner.changed();
