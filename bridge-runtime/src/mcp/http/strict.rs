@@ -20,6 +20,13 @@
 //!   - A notification (`method`, no `id`) never gets a body: rejected by this layer or by rmcp,
 //!     it keeps the HTTP status and loses the body (MA-8-2, MA-8-4); accepted, it keeps rmcp's
 //!     202 with an empty body (MA-8-3).
+//!   - An `initialize` without `Mcp-Session-Id` (it would open a legacy session) when the
+//!     session cap is reached and no session is idle: HTTP 503 with a JSON-RPC `-32603` error
+//!     (`id` echoed), before rmcp sees it (`HttpOptions::max_sessions`; an idle session is
+//!     evicted instead when there is one, in `sessions.rs`).
+//!   - A `subscriptions/listen` request past the cap on open listen streams: HTTP 503 with a
+//!     JSON-RPC `-32603` error. An admitted stream holds its slot until its response body is
+//!     dropped (`HttpOptions::max_listen_streams`).
 //!   - rmcp's other plain-text errors on a request (406, 415, 404 unknown session, 403 `Host`
 //!     or `Origin`, 400 unsupported `MCP-Protocol-Version` header) keep their status and get a
 //!     JSON-RPC error body with the request's `id` (`-32600`, or `-32603` for 5xx). rmcp's
@@ -32,6 +39,7 @@
 //!
 //! [`StreamableHttpService`]: rmcp::transport::StreamableHttpService
 
+use super::sessions::BoundedSessions;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -39,10 +47,12 @@ use axum::middleware::Next;
 use axum::response::Response;
 use rmcp::model::{ClientCapabilities, ClientJsonRpcMessage, ErrorCode};
 use rmcp::transport::streamable_http_server::session::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde::Deserialize;
 use serde_json::Value;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// `params._meta` key of the request's protocol version (a string, MA-2-4).
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -52,14 +62,51 @@ const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabiliti
 const MAX_REWRITTEN_BODY: usize = 64 * 1024;
 
 /// State of [`strict_wire`]: the session manager rmcp's service uses (to tell a legacy DELETE of
-/// a live session from one of an unknown session) and the body cap.
+/// a live session from one of an unknown session, and whether a new session fits), the body cap
+/// and the listen-stream slots.
 #[derive(Clone)]
 pub(super) struct Strict {
     /// The same manager the [`StreamableHttpService`](rmcp::transport::StreamableHttpService)
     /// was built with.
-    pub(super) sessions: Arc<LocalSessionManager>,
+    pub(super) sessions: Arc<BoundedSessions>,
     /// Largest POST body accepted, in bytes; the service's `max_request_body_bytes`.
     pub(super) max_body_bytes: usize,
+    /// Slots for open `subscriptions/listen` streams.
+    pub(super) listens: Listens,
+}
+
+/// The cap on open `subscriptions/listen` streams: one semaphore permit per stream.
+#[derive(Clone)]
+pub(super) struct Listens {
+    slots: Arc<Semaphore>,
+    max: usize,
+}
+
+impl Listens {
+    /// At most `max` streams at once (0: none; clamped to tokio's semaphore limit).
+    pub(super) fn new(max: usize) -> Self {
+        let max = max.min(Semaphore::MAX_PERMITS);
+        Self { slots: Arc::new(Semaphore::new(max)), max }
+    }
+
+    fn try_acquire(&self) -> Option<OwnedSemaphorePermit> {
+        self.slots.clone().try_acquire_owned().ok()
+    }
+}
+
+/// A response body's data that holds a listen slot until it is dropped (the stream ended or
+/// the client went away).
+struct Holding {
+    inner: axum::body::BodyDataStream,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl futures_core::Stream for Holding {
+    type Item = Result<Bytes, axum::Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.get_mut().inner).poll_next(cx)
+    }
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state`): see the module docs.
@@ -101,6 +148,11 @@ impl WireError {
         Self::new(StatusCode::BAD_REQUEST, ErrorCode::INVALID_PARAMS, message)
     }
 
+    /// A cap is reached: HTTP 503, `-32603`.
+    fn busy(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, ErrorCode::INTERNAL_ERROR, message)
+    }
+
     /// The HTTP answer: for a notification the status alone (MA-8-4), otherwise a JSON-RPC error.
     fn into_response(self, kind: &Kind) -> Response {
         match kind {
@@ -119,16 +171,61 @@ async fn post(strict: &Strict, request: Request, next: Next) -> Response {
     let parsed = serde_json::from_slice::<Value>(&bytes);
     let kind = parsed.as_ref().map_or(Kind::Other(Value::Null), classify);
     // A body not declared as JSON is rmcp's to refuse (415); it is reshaped below.
+    let mut slot = None;
     if is_json(&parts.headers) {
         let checked = parsed
             .map_err(|e| WireError::new(StatusCode::BAD_REQUEST, ErrorCode::PARSE_ERROR, format!("Parse error: {e}")))
-            .and_then(|value| check_message(&value));
-        if let Err(error) = checked {
-            return error.into_response(&kind);
+            .and_then(|value| check_message(&value).map(|()| value));
+        let value = match checked {
+            Ok(value) => value,
+            Err(error) => return error.into_response(&kind),
+        };
+        match admit(strict, &parts.headers, &value, &kind) {
+            Ok(admitted) => slot = admitted,
+            Err(error) => return error.into_response(&kind),
         }
     }
     let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
-    finish_post(response, &kind).await
+    let response = finish_post(response, &kind).await;
+    match slot {
+        Some(slot) => response.map(|body| Body::from_stream(Holding { inner: body.into_data_stream(), _slot: slot })),
+        None => response,
+    }
+}
+
+/// The caps (issue #10 item 4): a session-opening `initialize` needs room in the session table;
+/// a `subscriptions/listen` takes a listen slot, returned to be held by the response body.
+fn admit(
+    strict: &Strict,
+    headers: &HeaderMap,
+    value: &Value,
+    kind: &Kind,
+) -> Result<Option<OwnedSemaphorePermit>, WireError> {
+    let Kind::Other(id) = kind else {
+        return Ok(None);
+    };
+    match value.get("method").and_then(Value::as_str) {
+        Some("initialize") if !headers.contains_key("mcp-session-id") && !strict.sessions.has_room() => {
+            let (sessions, max) = (strict.sessions.len(), strict.sessions.max());
+            tracing::warn!(%id, sessions, max_sessions = max, "refused a new HTTP session: every session is active");
+            Err(WireError::busy(format!(
+                "Server busy: all {max} MCP sessions are active (none is idle to evict); \
+                 retry later or end an unused session with DELETE"
+            )))
+        }
+        Some("subscriptions/listen") => match strict.listens.try_acquire() {
+            Some(slot) => Ok(Some(slot)),
+            None => {
+                let max = strict.listens.max;
+                tracing::warn!(%id, max_listen_streams = max, "refused subscriptions/listen: too many open streams");
+                Err(WireError::busy(format!(
+                    "Server busy: {max} subscriptions/listen streams are open (the limit); \
+                     cancel one or retry later"
+                )))
+            }
+        },
+        _ => Ok(None),
+    }
 }
 
 /// Buffers `body`, refusing more than `max` bytes (at once when `Content-Length` says so).
