@@ -23,6 +23,7 @@
 //! | `cli` | the `companion` command-line client (binary `companion`; implies `companion`) | clap |
 //! | `yaml` | `Catalog::to_yaml`, `catalog.yaml` in the export | yaml_serde |
 //! | `testing` | `testing::TestApp`: drive your windows in a plain `#[test]` as an agent would, with the GUI Bridge invariants checked on every step | nothing |
+//! | `fuzzing` | not public API: `__fuzz`, crate-private entry points for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test (implies `companion`) | nothing more |
 //!
 //! Everything Unix-specific (the socket, file modes, `geteuid`) sits in modules gated by
 //! `#[cfg(unix)]`; the rest builds everywhere (`.ci/check-layers` enforces it).
@@ -93,6 +94,18 @@ pub mod __private {
         CancelBehavior, CapabilityKind, CapabilitySpec, Completion, FallbackReason, FieldProblem, InteractionType,
         QueueMode, QueuePolicy, Scope, SpecError,
     };
+}
+
+/// Entry points for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test
+/// (feature `fuzzing`, which implies `companion`; issue #10). Not public API: crate-private
+/// paths exposed as they are, nothing else. The tools and schema targets need no entry here:
+/// they drive `testing::TestApp` and [`catalog::schema`].
+#[cfg(all(unix, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod __fuzz {
+    /// The companion socket's input path (framing, parsing, routing, params decoding) on one
+    /// byte stream, checking its properties; panics when one breaks.
+    pub use crate::companion::fuzz::{JsonrpcReport, jsonrpc};
 }
 
 /// The README's code, compiled as a doctest so the quick start cannot rot.

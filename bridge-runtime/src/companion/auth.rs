@@ -472,7 +472,9 @@ impl Auth {
     }
 }
 
-fn parse_pairing(params: &Value) -> Result<(String, BTreeSet<Scope>), CompanionError> {
+/// `pairing.request` params `{"name", "scopes"}` as the name and the set of scopes asked for
+/// (CP-5-2, CP-5-11). Errors: `INVALID_PARAMS` with `problems`.
+pub(super) fn parse_pairing(params: &Value) -> Result<(String, BTreeSet<Scope>), CompanionError> {
     let Some(obj) = params.as_object() else {
         return Err(invalid(&format!("{PAIRING_METHOD} takes {{\"name\", \"scopes\"}}"), "", "expected an object"));
     };

@@ -33,6 +33,8 @@ mod clock;
 mod engine;
 mod error;
 mod fallback;
+#[cfg(all(unix, feature = "fuzzing"))]
+pub(crate) mod fuzz;
 mod jsonrpc;
 mod model;
 pub mod openrpc;
@@ -59,4 +61,4 @@ pub use protocol::{CompanionMethod, Method};
 #[cfg(unix)]
 pub use server::{Server, ServerConfig, bind_private, default_socket_path, serve_listener, serve_unix};
 pub use state::RuntimeSettings;
-pub use store::{Loaded, SqliteStore, Store, StoreError, StoredRequest, Tombstone, TombstoneReason};
+pub use store::{Loaded, SqliteStore, Store, StoreError, StoreSync, StoredRequest, Tombstone, TombstoneReason};

@@ -125,7 +125,8 @@ pub fn output_object_schema_for<R: schemars::JsonSchema>() -> Map<String, Value>
 /// Such a merged schema admits some combinations serde then rejects; those calls fail with a
 /// coded validation error naming the problem. Non-object alternatives (which serde cannot
 /// flatten) are left out. A non-object root (a bare enum, an integer) yields an object with no
-/// properties; the macros reject those at compile time, so only hand-built specs meet it.
+/// properties; the macros reject those at compile time, so only hand-built specs meet it. So
+/// does a `properties` that is not an object (found by fuzzing, issue #10): it becomes `{}`.
 pub fn object_root(doc: Value) -> Map<String, Value> {
     let mut root = match doc {
         Value::Object(m) => m,
@@ -146,7 +147,12 @@ pub fn object_root(doc: Value) -> Map<String, Value> {
         root = empty_object();
     }
     root.insert("type".into(), "object".into());
-    root.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+    if !root.get("properties").is_some_and(Value::is_object) {
+        if root.contains_key("properties") {
+            tracing::error!("a parameter schema whose `properties` is not an object got an empty one");
+        }
+        root.insert("properties".into(), Value::Object(Map::new()));
+    }
     if let Some(defs) = defs {
         root.insert("$defs".into(), defs);
     }

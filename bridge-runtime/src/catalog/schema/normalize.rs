@@ -231,7 +231,9 @@ fn inline(v: &mut Value, defs: &Map<String, Value>, recursive: &BTreeSet<String>
         return;
     }
     let Some(body) = defs.get(&name) else { return };
-    let mut body = body.clone();
+    // A definition that is not a schema (hand-written, e.g. `"T": "object"`) constrains
+    // nothing: `{}`, as `normalize` makes of any non-schema (found by fuzzing, issue #10).
+    let mut body = if body.is_object() || body.is_boolean() { body.clone() } else { json!({}) };
     inline(&mut body, defs, recursive);
     m.remove("$ref");
     let siblings = std::mem::take(m);

@@ -217,6 +217,35 @@ fn a_non_object_root_never_survives_as_a_parameter_object() {
     assert_eq!(root, empty_object());
 }
 
+// GB-5.2-3: the object root is always `{"type":"object","properties":{…}}`, even for a
+// hand-written schema whose `properties` is not an object (input found by the `schema` fuzz
+// target, issue #10; also in fuzz/corpus/schema/).
+#[test]
+fn a_non_object_properties_never_survives_in_a_parameter_object() {
+    let doc = json!({"definitions": {"A": {"type": "string", "format": "int32"}}, "properties": "T"});
+    for contract in [Contract::Input, Contract::Output] {
+        let root = object_root(normalize(doc.clone(), contract));
+        assert_eq!(root["type"], "object");
+        assert_eq!(root["properties"], json!({}), "{contract:?}");
+        assert_eq!(object_root(Value::Object(root.clone())), root, "idempotent");
+    }
+    assert_eq!(object_root(json!({"type": "object", "properties": [1]}))["properties"], json!({}));
+}
+
+// GB-5.2-3: "a value that is not a schema becomes `{}`", also when it is a definition the
+// root or a property refers to (input found by the `schema` fuzz target, issue #10; also in
+// fuzz/corpus/schema/).
+#[test]
+fn a_definition_that_is_not_a_schema_is_inlined_as_the_empty_schema() {
+    let doc = json!({"$defs": {"T": "object"}, "$ref": "#/$defs/T", "properties": {"a": {"$ref": "#/$defs/T"}}});
+    for contract in [Contract::Input, Contract::Output] {
+        let n = normalize(doc.clone(), contract);
+        assert_eq!(n, json!({"properties": {"a": {}}}), "{contract:?}");
+        assert_eq!(normalize(n.clone(), contract), n, "idempotent");
+    }
+    assert_eq!(normalize(json!({"$defs": {"T": 1}, "$ref": "#/$defs/T"}), Contract::Input), json!({}));
+}
+
 #[test]
 fn explicit_nulls_for_optional_properties_count_as_absent_at_any_depth() {
     let doc = input_schema_for::<Forest>();

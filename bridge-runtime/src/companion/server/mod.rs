@@ -35,6 +35,9 @@
 mod session;
 mod socket;
 
+#[cfg(feature = "fuzzing")]
+pub(in crate::companion) use session::session_params;
+
 pub use socket::{bind_private, default_socket_path, ensure_private_dir};
 
 use super::auth::Auth;

@@ -242,14 +242,10 @@ fn wire<T: serde::Serialize>(value: T) -> Result<Value, CompanionError> {
         .map_err(|_| CompanionError::new(ErrorCode::InternalError, "The result could not be encoded"))
 }
 
-fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Result<SessionResult, CompanionError> {
+/// `session.authenticate` params, `{"clientId": 1..64 bytes, "key": 1..128 bytes}` and nothing
+/// else, as `(clientId, key)`. Errors: `INVALID_PARAMS` with `problems`.
+pub(in crate::companion) fn session_params(params: &Value) -> Result<(&str, &str), CompanionError> {
     let method = Method::SessionAuthenticate;
-    if session.identity.is_some() {
-        return Err(CompanionError::invalid_params(
-            "This connection is already authenticated; open another connection for another client",
-            vec![FieldProblem::new("", "already authenticated")],
-        ));
-    }
     let text = |key: &str, max: usize| match params.get(key) {
         Some(Value::String(s)) if !s.is_empty() && s.len() <= max => Ok(s.as_str()),
         _ => Err(CompanionError::invalid_params(
@@ -271,6 +267,17 @@ fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Resul
     }
     let client_id = text("clientId", crate::companion::auth::MAX_CLIENT_ID_BYTES)?;
     let key = text("key", crate::companion::auth::MAX_KEY_BYTES)?;
+    Ok((client_id, key))
+}
+
+fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Result<SessionResult, CompanionError> {
+    if session.identity.is_some() {
+        return Err(CompanionError::invalid_params(
+            "This connection is already authenticated; open another connection for another client",
+            vec![FieldProblem::new("", "already authenticated")],
+        ));
+    }
+    let (client_id, key) = session_params(params)?;
     let (identity, registration) =
         shared.auth.authenticate_connection(client_id, key, session.conn_id, session.kill.clone())?;
     tracing::debug!(conn_id = session.conn_id, client_id = %identity.id, "companion: connection authenticated");
