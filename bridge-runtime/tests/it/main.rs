@@ -15,6 +15,7 @@ mod companion_socket;
 mod companion_socket_logs;
 mod companion_store;
 mod export;
+mod gui_incremental;
 mod gui_model;
 mod gui_owner;
 mod mcp_apps;
