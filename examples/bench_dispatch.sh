@@ -32,7 +32,9 @@ echo "== tools/call edit_field: bridge, hand-written rmcp reference${BASELINE_DI
 echo "== the same, 1 in flight"
 "$bin/stdio_driver" "${servers[@]}" --tool w-A__edit_field --arguments "$args" \
   --calls $((calls / 4)) --window 1 --rounds "$rounds" | grep -v '^round'
-echo "== resources/read app://windows is not a tool; read-only tool w-C__load_rows, 32 in flight"
+echo "== resources/read app://windows, 32 in flight"
+"$bin/stdio_driver" "${servers[@]}" --read --calls "$calls" --window 32 --rounds "$rounds" | grep -v '^round'
+echo "== read-only tool w-C__load_rows, 32 in flight"
 "$bin/stdio_driver" --server "$bin/order_editor" ${BASELINE_DIR:+--server "$BASELINE_DIR/order_editor"} \
   --calls "$calls" --window 32 --rounds "$rounds" | grep -v '^round'
 echo "== 2 windows against 200 (198 more Order Editors), edit_field, 32 in flight"

@@ -59,6 +59,9 @@ struct Args {
     /// Write the first server's tools/list and app://windows to this file first.
     #[arg(long)]
     capture: Option<std::path::PathBuf>,
+    /// Send `resources/read app://windows` instead of `tools/call` (`--tool`, `--arguments` unused).
+    #[arg(long)]
+    read: bool,
     /// How many responses of each server to compare byte for byte with the first server's.
     #[arg(long, default_value_t = 50)]
     compare: usize,
@@ -165,8 +168,12 @@ async fn run(args: &Args, command: &str, arguments: &Value) -> Result<Run, Box<d
     let start = Instant::now();
     while done < args.calls {
         while sent_at.len() < args.window.max(1) && (next_id as usize) <= args.calls {
-            let req = json!({"jsonrpc": "2.0", "id": next_id, "method": "tools/call",
-                             "params": {"name": args.tool, "arguments": instantiate(arguments, next_id)}});
+            let req = if args.read {
+                json!({"jsonrpc": "2.0", "id": next_id, "method": "resources/read", "params": {"uri": "app://windows"}})
+            } else {
+                json!({"jsonrpc": "2.0", "id": next_id, "method": "tools/call",
+                       "params": {"name": args.tool, "arguments": instantiate(arguments, next_id)}})
+            };
             server.stdin.write_all(format!("{req}\n").as_bytes()).await?;
             sent_at.insert(next_id, Instant::now());
             next_id += 1;
@@ -241,7 +248,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "round {round} server {i}: {} calls of {} in flight {}: {:.0} calls/s, {:.1} µs CPU/call; \
                  latency p50 {:?} p99 {:?} max {:?}; errors {}",
                 args.calls,
-                args.tool,
+                if args.read { "resources/read" } else { &args.tool },
                 args.window,
                 r.rate,
                 r.cpu_per_call.as_secs_f64() * 1e6,
