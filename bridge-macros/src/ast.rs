@@ -30,6 +30,8 @@ pub(crate) struct Window<'a> {
     pub(crate) title: Option<StrOrPath>,
     pub(crate) summary: Option<StrOrPath>,
     pub(crate) view: Option<crate::attr::ViewArgs>,
+    /// `shared_state`: re-rendered after every operation (issue #10 item 2).
+    pub(crate) shared_state: bool,
     pub(crate) fields: Vec<WindowField<'a>>,
 }
 
@@ -80,7 +82,15 @@ impl<'a> Window<'a> {
                 Vec::new()
             }
         };
-        Window { item, krate: krate(args.krate), title: args.title, summary: args.summary, view: args.view, fields }
+        Window {
+            item,
+            krate: krate(args.krate),
+            title: args.title,
+            summary: args.summary,
+            view: args.view,
+            shared_state: args.shared_state.is_some(),
+            fields,
+        }
     }
 
     /// The declared blocks in declaration order (skipped and undeclared fields left out).

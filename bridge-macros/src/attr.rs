@@ -14,7 +14,7 @@ use syn::{Attribute, Expr, Ident, Lit, LitBool, LitInt, LitStr, Meta, Path, Toke
 
 pub(crate) const BLOCK_KINDS: &[&str] = &bridge_rules::BLOCK_KINDS;
 const BLOCK_OPTIONS: &[&str] = &["id", "label", "sensitive", "max_rows", "ordered", "severity"];
-const WINDOW_KEYS: &[&str] = &["title", "summary", "view", "crate"];
+const WINDOW_KEYS: &[&str] = &["title", "summary", "view", "shared_state", "crate"];
 const VIEW_KEYS: &[&str] = &["file", "connect_domains", "resource_domains", "frame_domains", "base_uri_domains"];
 const ACTIONS_KEYS: &[&str] = &["companion", "crate"];
 const ACTION_KEYS: &[&str] =
@@ -227,6 +227,8 @@ pub(crate) struct WindowArgs {
     pub(crate) title: Option<StrOrPath>,
     pub(crate) summary: Option<StrOrPath>,
     pub(crate) view: Option<ViewArgs>,
+    /// `shared_state`: `render`/availability read state outside the window (issue #10 item 2).
+    pub(crate) shared_state: Option<Ident>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -330,6 +332,7 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
     let mut title = Attr::none(cx, "title");
     let mut summary = Attr::none(cx, "summary");
     let mut view = Attr::none(cx, "view");
+    let mut shared_state = Attr::none(cx, "shared_state");
     let mut krate = Attr::none(cx, "crate");
     parse_list(cx, args, |meta| {
         if meta.path.is_ident("title") {
@@ -340,6 +343,8 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
             if let Some(v) = view_args(cx, &meta)? {
                 view.set(&meta.path, v);
             }
+        } else if meta.path.is_ident("shared_state") {
+            shared_state.set(&meta.path, flag(&meta)?);
         } else if meta.path.is_ident("crate") {
             krate.set(&meta.path, path_value(&meta)?);
         } else {
@@ -347,7 +352,13 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
         }
         Ok(())
     });
-    WindowArgs { title: title.get(), summary: summary.get(), view: view.get(), krate: krate.get() }
+    WindowArgs {
+        title: title.get(),
+        summary: summary.get(),
+        view: view.get(),
+        shared_state: shared_state.get(),
+        krate: krate.get(),
+    }
 }
 
 /// `#[bridge_actions(companion, crate = …)]`.

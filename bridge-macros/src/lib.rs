@@ -46,6 +46,12 @@ use syn::{DeriveInput, parse_macro_input};
 ///   `format!`-ed, `{{`/`}}` are literal braces. Naming a missing field, a `sensitive` block or a
 ///   sensitive item of a `fields` block is a compile error. Or `summary = method`
 ///   (`fn(&self)` returning `String`, `&str` or an `Option` of either).
+/// - `shared_state` (optional flag): the window's `title`, `summary`, blocks or action
+///   availability read state outside the window value itself (an `Arc<Mutex<…>>` shared with
+///   other windows or threads, a clock, a file). Such a window is re-rendered after every
+///   operation; any other window is re-rendered only after an operation that can change it (its
+///   own actions, `cx.update` of it, the host's `Ui::edit` of it), so its `version` stays exact
+///   at a cost that follows the change (issue #10). Debug builds check the contract.
 /// - `crate = path` (optional): the runtime's path, default `::bridge_runtime`.
 ///
 /// Every field carries `#[bridge(kind, …)]` with exactly one kind, or `#[bridge(skip)]`.

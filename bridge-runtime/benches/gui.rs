@@ -115,14 +115,14 @@ fn benches(c: &mut Criterion) {
         owner.ui().open(Big { n, value: "v".into() }, OpenOptions::window());
     }
     let published = owner.ui().published();
-    println!("app://windows with 100 windows x 20 blocks: {} bytes", published.snapshot_json.len());
+    println!("app://windows with 100 windows x 20 blocks: {} bytes", published.snapshot_json().len());
 
     let mut g = c.benchmark_group("app_windows_read_100x20");
     g.bench_function("published_snapshot_json", |b| {
-        b.iter(|| black_box(owner.ui().published().snapshot_json.to_string()))
+        b.iter(|| black_box(owner.ui().published().snapshot_json().to_string()))
     });
     g.bench_function("plain_serde_json_to_string", |b| {
-        b.iter(|| black_box(serde_json::to_string(&published.snapshot).unwrap()))
+        b.iter(|| black_box(serde_json::to_string(published.snapshot()).unwrap()))
     });
     g.finish();
 

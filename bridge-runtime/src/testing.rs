@@ -168,20 +168,20 @@ impl TestApp {
     /// The current `app://windows` snapshot.
     pub fn snapshot(&mut self) -> &WindowsSnapshot {
         self.run_queued();
-        &self.last.snapshot
+        self.last.snapshot()
     }
 
     /// `resources/read app://windows` as an MCP client gets its text, parsed.
     pub fn read_windows(&mut self) -> Value {
         self.run_queued();
-        serde_json::from_str(&self.last.snapshot_json).unwrap_or(Value::Null)
+        serde_json::from_str(&self.last.snapshot_json()).unwrap_or(Value::Null)
     }
 
     /// Window `id` as `app://windows` shows it. Panics, listing the open ids, if it is not open.
     pub fn window(&mut self, id: &str) -> WindowState {
         self.run_queued();
-        self.last.snapshot.windows.iter().find(|w| w.id == id).cloned().unwrap_or_else(|| {
-            let ids: Vec<&str> = self.last.snapshot.windows.iter().map(|w| w.id.as_str()).collect();
+        self.last.window(id).cloned().unwrap_or_else(|| {
+            let ids: Vec<&str> = self.last.windows().map(|w| w.id.as_str()).collect();
             panic!("TestApp::window: no window {id}; open: {ids:?}")
         })
     }
@@ -194,7 +194,7 @@ impl TestApp {
     /// `operableWindowIds`.
     pub fn operable(&mut self) -> Vec<String> {
         self.run_queued();
-        self.last.snapshot.operable_window_ids.clone()
+        self.last.operable_window_ids().to_vec()
     }
 
     /// The notifications since the last call of this method, in order, and forgets them.
@@ -241,14 +241,14 @@ fn invariants(
     ever: &mut BTreeSet<String>,
     notifications: bool,
 ) -> Result<(), String> {
-    let snap = &now.snapshot;
+    let snap = now.snapshot();
     let mut ids = BTreeSet::new();
     for w in &snap.windows {
         if !ids.insert(w.id.as_str()) {
             return Err(format!("window id {} appears twice", w.id));
         }
     }
-    let old: HashMap<&str, &WindowState> = before.snapshot.windows.iter().map(|w| (w.id.as_str(), w)).collect();
+    let old: HashMap<&str, &WindowState> = before.windows().map(|w| (w.id.as_str(), w)).collect();
     for w in &snap.windows {
         if !old.contains_key(w.id.as_str()) && ever.contains(&w.id) {
             return Err(format!("window id {} was reused after its window closed (GB-10.3-1)", w.id));
@@ -317,7 +317,7 @@ fn invariants(
     if !notifications {
         return Ok(());
     }
-    let snapshot_changed = before.snapshot != now.snapshot;
+    let snapshot_changed = before.snapshot() != now.snapshot();
     if snapshot_changed != (now.windows_rev > before.windows_rev) {
         return Err(format!(
             "app://windows {} but resources/updated {} (GB-6)",
@@ -413,12 +413,11 @@ mod tests {
 
     fn published(windows: Vec<WindowState>, windows_rev: u64) -> Published {
         let operable = operable_set(windows.iter().map(|w| (w.id.as_str(), w.modal, w.owner_id.as_deref())));
-        let snapshot = WindowsSnapshot { operable_window_ids: operable, windows };
-        Published { windows_rev, snapshot_json: Arc::from("{}"), snapshot, ..Published::empty() }
+        Published::from_snapshot(WindowsSnapshot { operable_window_ids: operable, windows }, windows_rev)
     }
 
     fn check(before: &Published, now: &Published) -> Result<(), String> {
-        let mut ever: BTreeSet<String> = before.snapshot.windows.iter().map(|w| w.id.clone()).collect();
+        let mut ever: BTreeSet<String> = before.windows().map(|w| w.id.clone()).collect();
         invariants(before, now, &mut ever, true)
     }
 
@@ -439,8 +438,10 @@ mod tests {
         let reused = invariants(&closed, &published(vec![window("w-1", 1, "a")], 3), &mut ever, true).unwrap_err();
         assert!(reused.contains("reused"), "{reused}");
 
-        let mut wrong = published(vec![window("w-1", 1, "a")], 1);
-        wrong.snapshot.operable_window_ids.clear();
+        let wrong = Published::from_snapshot(
+            WindowsSnapshot { operable_window_ids: vec![], windows: vec![window("w-1", 1, "a")] },
+            1,
+        );
         assert!(check(&Published::empty(), &wrong).unwrap_err().contains("GB-2-5"));
 
         let mut orphan = window("w-2", 1, "a");

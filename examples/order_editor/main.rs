@@ -34,6 +34,10 @@ struct Args {
     /// Seconds between the simulated user's edits.
     #[arg(long, default_value_t = 5)]
     user_every: u64,
+    /// Open this many more Order Editor windows at start (w-1, w-2, …), for measuring a call's
+    /// cost with many windows open (BENCHMARKS.md, "Dispatch").
+    #[arg(long, default_value_t = 0)]
+    extra_editors: usize,
 }
 
 #[tokio::main]
@@ -45,8 +49,13 @@ async fn main() {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .init();
 
-    let rows = args.rows;
-    let bridge = app::build(rows).spawn_headless(move |ui| app::open_initial(ui, rows));
+    let (rows, extra) = (args.rows, args.extra_editors);
+    let bridge = app::build(rows).spawn_headless(move |ui| {
+        app::open_initial(ui, rows);
+        for i in 0..extra {
+            ui.open(app::OrderEditor::new(20_000 + i as u32), bridge_runtime::OpenOptions::window());
+        }
+    });
 
     if args.demo {
         if let Err(e) = demo::run(bridge).await {

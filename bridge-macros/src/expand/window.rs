@@ -52,6 +52,13 @@ pub(crate) fn window(w: &Window) -> TokenStream {
     let checks = if w.item.generics.params.is_empty() { nested_sensitive_checks(w, &p) } else { Vec::new() };
 
     let view = window_view(w, &p);
+    let shared_state = w.shared_state.then(|| {
+        quote!(
+            fn reads_shared_state() -> bool {
+                true
+            }
+        )
+    });
     let specs = blocks.iter().map(|b| block_spec(b, &p));
     let renders: Vec<TokenStream> = blocks.iter().map(|b| render_block(b, &p)).collect();
     let blocks_init = if renders.is_empty() {
@@ -79,6 +86,8 @@ pub(crate) fn window(w: &Window) -> TokenStream {
                 }
 
                 #view
+
+                #shared_state
 
                 fn render(&self) -> #p::Rendered {
                     #blocks_init

@@ -39,12 +39,22 @@ pub struct CallOutcome {
 
 struct Shared {
     catalog: Arc<RwLock<Catalog>>,
-    tx: mpsc::UnboundedSender<Command>,
+    exec: Exec,
     watch: watch::Receiver<Arc<Published>>,
-    waker: Option<Waker>,
     info: ServerIdentity,
     action_timeout: Duration,
     extensions: Extensions,
+}
+
+/// How operations reach the [`Ui`].
+enum Exec {
+    /// Queued to the thread that owns it ([`BridgeBuilder::build`], [`BridgeBuilder::build_for_gui`]):
+    /// a GUI's event loop, or the fallback thread.
+    Queue { tx: mpsc::UnboundedSender<Command>, waker: Option<Waker> },
+    /// The headless owner ([`BridgeBuilder::spawn_headless`]): the operation runs on the calling
+    /// task under a fair (FIFO) lock, so there is no trip to another thread and back (issue #10
+    /// item 1). The lock still runs operations one at a time, in arrival order (GB-10.1-3).
+    Inline(Arc<tokio::sync::Mutex<Ui>>),
 }
 
 /// State that layers built on a [`Bridge`] attach to it, one value per type (as
@@ -65,8 +75,9 @@ pub struct ServerIdentity {
 }
 
 /// A cheap, cloneable handle to a running UI: every protocol adapter talks to the app through
-/// it. Operations are queued to the thread that owns the [`Ui`] and run one at a time
-/// (GB-10.1-3); reads come from the last published state and never wait for the queue.
+/// it. Operations run one at a time (GB-10.1-3): queued to the thread that owns the [`Ui`] (a
+/// GUI's), or, with the headless owner, on the caller's task under a fair lock. Reads come from
+/// the last published state and never wait for operations.
 #[derive(Clone)]
 pub struct Bridge {
     shared: Arc<Shared>,
@@ -98,6 +109,7 @@ impl Bridge {
             notes: None,
             action_timeout: Duration::from_secs(30),
             waker: None,
+            render_all: false,
         }
     }
 
@@ -125,6 +137,13 @@ impl Bridge {
     /// value. This is the host API for the human user's own edits (`ui.edit(..)`), which thus
     /// bump versions and fire notifications like an agent's call.
     pub async fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Ui) -> R + Send + 'static) -> Result<R, OwnerGone> {
+        if let Exec::Inline(ui) = &self.shared.exec {
+            let mut ui = ui.lock().await;
+            return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut ui))).map_err(|_| {
+                tracing::error!("a UI operation panicked; the UI keeps running");
+                OwnerGone
+            });
+        }
         let (tx, rx) = oneshot::channel();
         self.send(Box::new(move |ui| {
             let _ = tx.send(f(ui));
@@ -137,6 +156,25 @@ impl Bridge {
     /// with `action_timeout`, having taken no effect (GB-7.4-7, OQ-GB-17). Once started it runs
     /// to completion and its real outcome is returned.
     pub async fn call_tool(&self, name: &str, args: Map<String, Value>) -> CallOutcome {
+        if let Exec::Inline(ui) = &self.shared.exec {
+            let Ok(mut ui) = tokio::time::timeout(self.shared.action_timeout, ui.lock()).await else {
+                return self.withdrawn(name);
+            };
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ui.call_tool(name, args, false)));
+            return match ran {
+                Ok(result) => CallOutcome { result, published: ui.published() },
+                Err(_) => {
+                    tracing::error!(tool = name, "a tool call panicked outside the action; the UI keeps running");
+                    CallOutcome {
+                        result: Err(ToolError::new(
+                            ErrorCode::ActionNotAvailable,
+                            format!("'{name}' failed inside the app; re-read app://windows before retrying"),
+                        )),
+                        published: ui.published(),
+                    }
+                }
+            };
+        }
         let state = Arc::new(AtomicU8::new(PENDING));
         let (tx, mut rx) = oneshot::channel();
         let name_owned = name.to_owned();
@@ -160,20 +198,25 @@ impl Bridge {
             Ok(Err(_)) => gone(),
             Err(_) => {
                 if state.compare_exchange(PENDING, ABANDONED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-                    CallOutcome {
-                        result: Err(ToolError::new(
-                            ErrorCode::ActionTimeout,
-                            format!(
-                                "The app was busy for {} ms; '{name}' was withdrawn and did not take effect",
-                                self.shared.action_timeout.as_millis()
-                            ),
-                        )),
-                        published: self.published(),
-                    }
+                    self.withdrawn(name)
                 } else {
                     rx.await.unwrap_or_else(|_| gone())
                 }
             }
+        }
+    }
+
+    /// `action_timeout`: the call did not start within the action timeout and took no effect.
+    fn withdrawn(&self, name: &str) -> CallOutcome {
+        CallOutcome {
+            result: Err(ToolError::new(
+                ErrorCode::ActionTimeout,
+                format!(
+                    "The app was busy for {} ms; '{name}' was withdrawn and did not take effect",
+                    self.shared.action_timeout.as_millis()
+                ),
+            )),
+            published: self.published(),
         }
     }
 
@@ -201,9 +244,15 @@ impl Bridge {
     }
 
     fn send(&self, cmd: Command) -> Result<(), OwnerGone> {
-        self.shared.tx.send(cmd).map_err(|_| OwnerGone)?;
-        if let Some(w) = &self.shared.waker {
-            w();
+        match &self.shared.exec {
+            Exec::Queue { tx, waker } => {
+                tx.send(cmd).map_err(|_| OwnerGone)?;
+                if let Some(w) = waker {
+                    w();
+                }
+            }
+            // `run` and `call_tool` take the lock themselves; nothing is queued.
+            Exec::Inline(_) => unreachable!("operations of the headless owner are not queued"),
         }
         Ok(())
     }
@@ -218,6 +267,7 @@ pub struct BridgeBuilder {
     notes: Option<String>,
     action_timeout: Duration,
     waker: Option<Waker>,
+    render_all: bool,
 }
 
 impl BridgeBuilder {
@@ -259,6 +309,15 @@ impl BridgeBuilder {
         self
     }
 
+    /// Re-render every window after every operation, as if every window type were
+    /// `#[bridge_window(shared_state)]` (default `false`): for apps whose windows read shared
+    /// state everywhere. It costs O(open windows) per operation instead of O(what changed) (see
+    /// [`Ui`](crate::gui::Ui#which-windows-are-re-rendered); issue #10 item 2).
+    pub fn render_every_window(mut self, on: bool) -> Self {
+        self.render_all = on;
+        self
+    }
+
     /// Called after each queued operation, from any thread: wake your GUI event loop here so
     /// it calls [`UiOwner::drain`].
     pub fn waker(mut self, waker: impl Fn() + Send + Sync + 'static) -> Self {
@@ -269,24 +328,33 @@ impl BridgeBuilder {
     /// Builds the handle and the owner. Keep the owner on the thread that runs your UI and call
     /// [`UiOwner::drain`] from its event loop.
     pub fn build(self) -> (Bridge, UiOwner) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let waker = self.waker.clone();
+        let (bridge, ui) = self.build_with(|_| Exec::Queue { tx, waker });
+        (bridge, UiOwner { ui: ui.expect("a queue leaves the Ui to its owner"), rx })
+    }
+
+    /// The bridge over `exec` (given the Ui, which it may keep), and the Ui if it did not.
+    fn build_with(self, exec: impl FnOnce(&mut Option<Ui>) -> Exec) -> (Bridge, Option<Ui>) {
         let app_spec = self.catalog.app().cloned();
         let catalog = Arc::new(RwLock::new(self.catalog));
-        let ui = Ui::new(catalog.clone(), self.app, app_spec);
-        let (tx, rx) = mpsc::unbounded_channel();
+        let ui = Ui::new(catalog.clone(), self.app, app_spec, self.render_all);
+        let watch = ui.watch();
+        let mut ui = Some(ui);
+        let exec = exec(&mut ui);
         let instructions = match self.notes {
             Some(n) => format!("{GB_INSTRUCTIONS}\n\n{n}"),
             None => GB_INSTRUCTIONS.to_owned(),
         };
         let shared = Arc::new(Shared {
             catalog,
-            tx,
-            watch: ui.watch(),
-            waker: self.waker,
+            exec,
+            watch,
             info: ServerIdentity { name: self.name, version: self.version, instructions },
             action_timeout: self.action_timeout,
             extensions: Extensions::default(),
         });
-        (Bridge { shared }, UiOwner { ui, rx })
+        (Bridge { shared }, ui)
     }
 
     /// Builds the bridge for a GUI app whose toolkit draws in frames ([`GuiOwner`]): every
@@ -326,15 +394,18 @@ impl BridgeBuilder {
         (bridge, GuiOwner { owner, _stop: Arc::new(StopOnDrop(signal)) })
     }
 
-    /// Builds the bridge and runs its owner on a dedicated thread, for apps without a GUI loop
-    /// (headless servers, tests). `setup` runs first on that thread (open the initial windows).
+    /// Builds the bridge for an app without a GUI loop (headless servers, tests): `setup` runs
+    /// first, on this thread (open the initial windows). Operations then run on the task that
+    /// asks for them ([`Bridge::call_tool`], [`Bridge::run`]), one at a time under a fair lock,
+    /// in arrival order (GB-10.1-3): no thread of its own and no hop to one, so a call costs
+    /// what a hand-written server's would (issue #10 item 1). An operation blocks its tokio
+    /// worker while it runs, as any synchronous handler does.
     pub fn spawn_headless(self, setup: impl FnOnce(&mut Ui) + Send + 'static) -> Bridge {
-        let (bridge, mut owner) = self.build();
-        setup(owner.ui());
-        std::thread::Builder::new()
-            .name("bridge-ui".into())
-            .spawn(move || owner.run())
-            .expect("spawn the UI owner thread");
+        let (bridge, _) = self.build_with(|ui| {
+            let mut ui = ui.take().expect("the Ui is built");
+            setup(&mut ui);
+            Exec::Inline(Arc::new(tokio::sync::Mutex::new(ui)))
+        });
         bridge
     }
 }

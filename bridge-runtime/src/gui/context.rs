@@ -49,6 +49,8 @@ pub(crate) enum Op {
         owner: Option<String>,
         window: Box<dyn AnyWindow>,
         register: fn(&mut Catalog) -> Arc<WindowSpec>,
+        /// `#[bridge_window(shared_state)]`: re-rendered on every commit.
+        shared_state: bool,
     },
     Close(String),
     Update {
@@ -151,6 +153,7 @@ impl<'a> ActionContext<'a> {
             owner: if options.modal { options.owner } else { None },
             window: Box::new(window),
             register: Catalog::register::<W>,
+            shared_state: W::reads_shared_state(),
         });
         self.opened.push(handle.clone());
         handle

@@ -38,6 +38,17 @@ pub trait BridgeWindow: Send + 'static {
         None
     }
 
+    /// Whether this type's title, summary, blocks or action availability read state outside
+    /// the window value (`#[bridge_window(shared_state)]`): such windows are re-rendered after
+    /// every operation, others only after an operation that can change them (see
+    /// [`Ui`](crate::gui::Ui#which-windows-are-re-rendered); issue #10 item 2). Default `false`.
+    fn reads_shared_state() -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
+
     /// The current title, summary and blocks.
     fn render(&self) -> Rendered;
 }

@@ -36,7 +36,7 @@ pub(crate) fn list_resources() -> ListResourcesResult {
 /// serialized once per change (GB-4.1-2, GB-12.2-1). The TTL is zero: the content changes
 /// whenever the UI does.
 pub(crate) fn read_windows(published: &Published) -> ReadResourceResult {
-    let contents = ResourceContents::text(published.snapshot_json.as_ref(), WINDOWS_URI).with_mime_type(JSON_MIME);
+    let contents = ResourceContents::text(published.snapshot_json().as_ref(), WINDOWS_URI).with_mime_type(JSON_MIME);
     let mut result = ReadResourceResult::new(vec![contents]);
     result.ttl_ms = Some(0);
     result.cache_scope = Some(CacheScope::Private);
@@ -83,16 +83,14 @@ pub fn to_mcp_tool(entry: &ToolEntry) -> Tool {
 ///
 /// Failures are never JSON-RPC errors.
 pub fn to_call_tool_result(result: &Result<ToolResult, ToolError>) -> CallToolResult {
-    let (mut out, line, value) = match result {
-        Ok(ok) => {
-            let v = crate::render::to_value(ok);
-            (CallToolResult::structured(v.clone()), ok.text_mirror(), v)
-        }
-        Err(err) => {
-            let v = crate::render::to_value(err);
-            (CallToolResult::structured_error(v.clone()), err.message.clone(), v)
-        }
+    let (line, value) = match result {
+        Ok(ok) => (ok.text_mirror(), crate::render::to_value(ok)),
+        Err(err) => (err.message.clone(), crate::render::to_value(err)),
     };
-    out.content = vec![ContentBlock::text(format!("{line}\n{value}"))];
+    // Built directly rather than with `CallToolResult::structured`, which would serialize the
+    // value once more for a text content replaced here.
+    let content = vec![ContentBlock::text(format!("{line}\n{value}"))];
+    let mut out = if result.is_ok() { CallToolResult::success(content) } else { CallToolResult::error(content) };
+    out.structured_content = Some(value);
     out
 }

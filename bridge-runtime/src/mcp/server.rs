@@ -286,7 +286,7 @@ impl ServerHandler for GuiBridgeServer {
     /// The listed tool named `name` (rmcp's HTTP transport validates `Mcp-Param-*` headers
     /// with it).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        let window_tool = self.bridge.published().tools.iter().find(|t| t.name == name).map(to_mcp_tool);
+        let window_tool = self.bridge.published().tool(name).map(to_mcp_tool);
         #[cfg(feature = "companion")]
         let window_tool = window_tool
             .or_else(|| super::companion::CompanionToolsExt::companion_tools(&self.bridge).and_then(|c| c.tool(name)));
@@ -317,8 +317,7 @@ impl ServerHandler for GuiBridgeServer {
             return Ok(result.into());
         }
         // The window the tool acts on, as listed (`bridge/windowId`), so a view can follow it.
-        let window_id =
-            self.bridge.published().tools.iter().find(|t| t.name == request.name).and_then(|t| t.window_id.clone());
+        let window_id = self.bridge.published().tool(&request.name).and_then(|t| t.window_id.clone());
         if let Some(id) = &window_id {
             meta.insert(apps::WINDOW_ID_META_KEY.to_owned(), id.clone().into());
         }

@@ -333,11 +333,11 @@ async fn concurrent_calls_are_serialized() {
     for t in tasks {
         t.await.unwrap().result.unwrap();
     }
-    let v = bridge.published().snapshot.windows[0].version;
+    let v = bridge.published().snapshot().windows[0].version;
     assert!((2..=51).contains(&v), "{v}");
     let user = bridge.run(|ui| ui.edit::<Doc, _>("A", |d, _| d.text = "user".into())).await.unwrap();
     assert!(user.is_some());
-    assert_eq!(bridge.published().snapshot.windows[0].version, v + 1);
+    assert_eq!(bridge.published().snapshot().windows[0].version, v + 1);
 }
 
 // GB-4.2-12: every operable id and ownerId refers to a window in the same snapshot, also after
@@ -471,10 +471,10 @@ async fn a_panicking_action_does_not_stop_the_ui() {
     let bridge = Bridge::builder("t", "0").window::<Doc>().spawn_headless(|ui| {
         ui.open(Doc::new("A"), OpenOptions::window().with_id("A"));
     });
-    let v = bridge.published().snapshot.windows[0].version;
+    let v = bridge.published().snapshot().windows[0].version;
     let out = bridge.call_tool("A__explode", Map::new()).await;
     assert_eq!(out.result.unwrap_err().code, ErrorCode::ActionNotAvailable);
-    assert_eq!(bridge.published().snapshot.windows[0].version, v + 1, "the partial change is visible");
+    assert_eq!(bridge.published().snapshot().windows[0].version, v + 1, "the partial change is visible");
     bridge.call_tool("A__set_text", args(json!({"text": "still alive"}))).await.result.unwrap();
     let panicked = bridge.run(|_| panic!("host bug")).await;
     assert!(panicked.is_err());
@@ -503,7 +503,7 @@ fn every_listed_tool_is_callable() {
 fn empty_collections_are_legal() {
     let (bridge, _o) = Bridge::builder("t", "0").window::<Doc>().build();
     let p = bridge.published();
-    assert_eq!(&*p.snapshot_json, r#"{"operableWindowIds":[],"windows":[]}"#);
+    assert_eq!(&*p.snapshot_json(), r#"{"operableWindowIds":[],"windows":[]}"#);
     assert!(p.tools.is_empty());
 }
 

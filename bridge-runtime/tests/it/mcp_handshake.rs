@@ -83,7 +83,7 @@ async fn single_resource_read_as_one_json_text() {
         assert_eq!(w["ownerId"], Value::Null); // GB-4.2-7: present even when null
         assert_eq!(w["version"], 1);
         assert_eq!(w["blocks"][0]["type"], "fields");
-        assert_eq!(text.as_str(), &*bridge.published().snapshot_json);
+        assert_eq!(text.as_str(), &*bridge.published().snapshot_json());
         client.cancel().await.unwrap();
     }
 }

@@ -239,7 +239,7 @@ async fn sixteen_clients_and_the_user_lose_nothing() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(serve_http_on(bridge.clone(), listener));
-    let v0 = window_of(&serde_json::from_str(&bridge.published().snapshot_json).unwrap())["version"]
+    let v0 = window_of(&serde_json::from_str(&bridge.published().snapshot_json()).unwrap())["version"]
         .as_i64()
         .expect("initial version");
 
@@ -310,7 +310,7 @@ async fn sixteen_clients_and_the_user_lose_nothing() {
         .await
         .unwrap()
         .expect("the ledger is open");
-    let final_window = window_of(&serde_json::from_str(&bridge.published().snapshot_json).unwrap());
+    let final_window = window_of(&serde_json::from_str(&bridge.published().snapshot_json()).unwrap());
     let final_version = final_window["version"].as_i64().unwrap();
 
     let accepted: usize = logs.iter().map(|l| l.accepted.len()).sum();

@@ -19,7 +19,23 @@ use serde_json::{Map, Value};
 /// (`anyOf`, `allOf`) are all consulted. Everything else is left as it is, for validation to
 /// judge.
 pub fn normalize_arguments(schema: &Value, instance: &mut Value) {
-    walk(schema, &[schema], instance, 0);
+    // Only `null`s and floats are ever changed: arguments without either (the common case) skip
+    // the schema walk.
+    if needs_normalizing(instance, 0) {
+        walk(schema, &[schema], instance, 0);
+    }
+}
+
+/// Whether `v` holds a `null` or a float anywhere (or nests deeper than a walk would check).
+fn needs_normalizing(v: &Value, depth: usize) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Number(n) => n.is_f64(),
+        _ if depth > MAX_INSTANCE_DEPTH => true,
+        Value::Array(a) => a.iter().any(|x| needs_normalizing(x, depth + 1)),
+        Value::Object(m) => m.values().any(|x| needs_normalizing(x, depth + 1)),
+        _ => false,
+    }
 }
 
 /// Deeper than serde_json parses (128 levels): the walk always reaches every instance level.
@@ -187,6 +203,9 @@ fn admits_null_at(doc: &Value, schema: &Value, depth: usize) -> bool {
 /// evidently meant), preferring a wrong value over a wrong type; when every alternative only
 /// rejects the type, the message lists the accepted types.
 pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> Vec<FieldError> {
+    if validator.is_valid(args) {
+        return Vec::new();
+    }
     let mut out: Vec<FieldError> = Vec::new();
     for err in validator.iter_errors(args) {
         let (path, message) = explain(&err);

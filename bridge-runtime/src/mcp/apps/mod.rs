@@ -150,7 +150,7 @@ fn tools_by_window(published: &Published, only: Option<&str>) -> Value {
 /// `_meta["bridge/windowTools"]` (its tools alone) for window `id` to a call result's `_meta`;
 /// nothing if the window is gone.
 pub(crate) fn insert_window_state(meta: &mut MetaObject, published: &Published, id: &str) {
-    let Some(window) = published.snapshot.windows.iter().find(|w| w.id == id) else { return };
+    let Some(window) = published.window(id) else { return };
     meta.insert(WINDOW_STATE_META_KEY.to_owned(), crate::render::to_value(window));
     meta.insert(WINDOW_TOOLS_META_KEY.to_owned(), tools_by_window(published, Some(id)));
 }
