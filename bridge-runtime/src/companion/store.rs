@@ -168,12 +168,7 @@ impl StoreSync for WalSync {
             // SQLite keeps one log file while a connection is open; should it ever have been
             // replaced (deleted when a last connection closed, after a checkpoint into the
             // database), sync the database and follow the new log.
-            use std::os::unix::fs::MetadataExt;
-            let same = match (std::fs::metadata(&self.path), file.metadata()) {
-                (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
-                _ => false,
-            };
-            if !same {
+            if !super::unix::same_file(&self.path, &file) {
                 let db = std::fs::File::open(&self.db).map_err(|e| StoreError(format!("sync: {e}")))?;
                 db.sync_data().map_err(|e| StoreError(format!("sync {}: {e}", self.db.display())))?;
                 if let Ok(f) = std::fs::File::open(&self.path) {

@@ -15,3 +15,13 @@ pub(crate) fn make_owner_only(path: &Path) {
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
     }
 }
+
+/// Whether the file at `path` is the open `file` (same device and inode); `false` if either
+/// cannot be read.
+pub(crate) fn same_file(path: &Path, file: &std::fs::File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(path), file.metadata()) {
+        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+        _ => false,
+    }
+}
