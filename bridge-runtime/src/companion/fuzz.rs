@@ -63,7 +63,7 @@ const MAX_BYTES: [usize; 4] = [16, 300, super::server::DEFAULT_MAX_UNAUTHENTICAT
 const BUF_CAPACITY: [usize; 4] = [1, 7, 64, 16 << 10];
 const MAX_BATCH: [usize; 4] = [1, 3, 64, 64];
 
-/// Runs `data` through the socket server's input path (see the [module docs](self)) and panics,
+/// Runs `data` through the socket server's input path (see the module docs) and panics,
 /// naming the property, if one breaks. `data[0]` picks the limits (bits 0–1: the line limit of
 /// 16, 300, 8 KiB or 1 MiB bytes; bits 2–3: the read buffer's capacity, 1 to 16 KiB bytes;
 /// bits 4–5: the batch limit, 1 to 64); the rest is the byte stream the peer sends. Empty input

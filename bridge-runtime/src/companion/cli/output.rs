@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use std::fmt;
 
 /// The exit codes (CP-6-8 … CP-6-14, OQ-CP-11; 1 is never used). Every non-zero exit prints a
-/// [`Failure`].
+/// `Failure` (the JSON error object on stderr).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Exit {
@@ -144,7 +144,7 @@ impl CliCode {
     }
 }
 
-/// The stable code of a [`Failure`].
+/// The stable code of a `Failure` (the JSON error object the CLI prints).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FailureCode {
     /// A protocol error code from the runtime (CP-6-17).
