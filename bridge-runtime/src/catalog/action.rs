@@ -126,9 +126,10 @@ impl ActionSpec {
 
     /// Checks `args` against `inputSchema` with the `jsonschema` crate, after dropping the
     /// `null`s sent for optional properties ([`schema::normalize_arguments`]); returns per-field
-    /// problems keyed by parameter name (GB-7.3-1). Empty = valid. `args` keeps the dropped form,
-    /// which is what the action then reads.
-    pub fn validate(&self, args: &mut Map<String, Value>) -> Vec<crate::model::FieldError> {
+    /// problems keyed by parameter name (GB-7.3-1), at most [`schema::MAX_REPORTED_PROBLEMS`]
+    /// listed and the rest counted. Empty = valid. `args` keeps the dropped form, which is what
+    /// the action then reads.
+    pub fn validate(&self, args: &mut Map<String, Value>) -> schema::FieldErrors {
         let (schema, validator) = self.validator.get_or_init(|| {
             let doc = Value::Object((*self.input_schema).clone());
             let validator = schema::validator(&doc).map_err(|e| e.to_string());
@@ -138,7 +139,10 @@ impl ActionSpec {
         schema::normalize_arguments(schema, &mut instance);
         let problems = match validator {
             Ok(v) => schema::field_errors(v, &instance),
-            Err(e) => vec![crate::model::FieldError::new("", format!("schema error: {e}"))],
+            Err(e) => schema::FieldErrors {
+                fields: vec![crate::model::FieldError::new("", format!("schema error: {e}"))],
+                omitted: 0,
+            },
         };
         if let Value::Object(m) = instance {
             *args = m;

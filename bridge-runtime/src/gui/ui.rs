@@ -923,8 +923,20 @@ fn guarded(
 }
 
 fn check_args(spec: &ActionSpec, args: &mut Map<String, Value>) -> Result<(), ToolError> {
-    let fields = spec.validate(args);
-    if fields.is_empty() { Ok(()) } else { Err(crate::gui::ActionError::fields(fields).into()) }
+    let problems = spec.validate(args);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let mut err = ToolError::from(crate::gui::ActionError::fields(problems.fields));
+    if problems.omitted > 0 {
+        err.message = format!(
+            "{}; {} more problems left out (at most {} are listed)",
+            err.message,
+            problems.omitted,
+            crate::catalog::schema::MAX_REPORTED_PROBLEMS
+        );
+    }
+    Err(err)
 }
 
 /// The operable set over `(id, modal, ownerId)` triples in opening order (GB-2-5, GB-2-6,

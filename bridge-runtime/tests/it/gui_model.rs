@@ -278,6 +278,28 @@ fn runtime_checks_and_codes() {
     assert_eq!(code(ui, &format!("{a}__peek"), json!({})), Some(ErrorCode::WindowNotFound));
 }
 
+// GB-7.3-1: a call with a flood of unknown parameters is answered `validation_failed` naming the
+// first 20 of them, and the message says how many more were left out; collecting the problems is
+// linear (with the old per-problem search, 200,000 keys took minutes), the window stays usable.
+#[test]
+fn a_flood_of_unknown_parameters_is_capped() {
+    let (_b, mut o) = owner();
+    let ui = o.ui();
+    let a = ui.open(Doc::new("A"), OpenOptions::window());
+    let mut flood = Map::new();
+    flood.insert("text".into(), json!("x"));
+    for i in 0..200_000 {
+        flood.insert(format!("k{i}"), json!(1));
+    }
+    let err = ui.call_tool(&format!("{a}__set_text"), flood, false).unwrap_err();
+    assert_eq!(err.code, ErrorCode::ValidationFailed);
+    let fields = err.fields.unwrap();
+    assert_eq!(fields.len(), bridge_runtime::catalog::schema::MAX_REPORTED_PROBLEMS);
+    assert!(fields.iter().all(|f| f.field.starts_with('k') && f.error == "Unknown parameter"), "{fields:?}");
+    assert!(err.message.contains("199980 more problems left out (at most 20 are listed)"), "{}", err.message);
+    assert!(ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "ok"})), false).is_ok());
+}
+
 // GB-2-1, GB-10.3-1, GB-10.4-1, GB-11-10, GB-12.4-1, GB-12.4-2, GB-12.4-3, OQ-GB-13: the same window
 // type opens many times; ids are unique, never reused, name-safe; unsafe internal ids get one
 // stable handle used everywhere.

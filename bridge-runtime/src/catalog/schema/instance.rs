@@ -3,6 +3,7 @@
 
 use crate::model::FieldError;
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 
 /// Brings incoming arguments, in place and at any depth, into the form their declared schema
 /// and serde agree on, before validation:
@@ -194,6 +195,28 @@ fn admits_null_at(doc: &Value, schema: &Value, depth: usize) -> bool {
     true
 }
 
+/// At most this many problems are listed for one call; the rest are counted
+/// ([`FieldErrors::omitted`]). A hostile call with 160,000 unknown keys is answered with 20 of
+/// them, not a 17 MB reply.
+pub const MAX_REPORTED_PROBLEMS: usize = 20;
+
+/// The problems [`field_errors`] found: the first [`MAX_REPORTED_PROBLEMS`] distinct ones, in
+/// the order the validator reported them, and how many more distinct problems were left out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FieldErrors {
+    /// `{field, error}` items (GB-7.3-1), at most [`MAX_REPORTED_PROBLEMS`].
+    pub fields: Vec<FieldError>,
+    /// Distinct problems found beyond those listed.
+    pub omitted: usize,
+}
+
+impl FieldErrors {
+    /// No problem at all: the arguments are valid.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+}
+
 /// Validates `args` with `validator` and keys each problem by the top-level parameter it is
 /// about (GB-7.3-1): the first segment of the instance path, the missing property for
 /// `required`, the unexpected property for `additionalProperties`. A problem inside a
@@ -202,11 +225,15 @@ fn admits_null_at(doc: &Value, schema: &Value, depth: usize) -> bool {
 /// alternative: the one whose first problem lies deepest in the value (the variant the caller
 /// evidently meant), preferring a wrong value over a wrong type; when every alternative only
 /// rejects the type, the message lists the accepted types.
-pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> Vec<FieldError> {
+///
+/// Linear in the number of problems (duplicates are found by hashing); at most
+/// [`MAX_REPORTED_PROBLEMS`] are listed, the rest counted.
+pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> FieldErrors {
+    let mut out = FieldErrors::default();
     if validator.is_valid(args) {
-        return Vec::new();
+        return out;
     }
-    let mut out: Vec<FieldError> = Vec::new();
+    let mut seen: HashSet<(String, String)> = HashSet::new();
     for err in validator.iter_errors(args) {
         let (path, message) = explain(&err);
         let mut segments = path.into_iter();
@@ -226,8 +253,13 @@ pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> Vec<Fiel
             message = format!("{message} (at {inner})");
         }
         for field in fields {
-            if !out.iter().any(|f| f.field == field && f.error == message) {
-                out.push(FieldError::new(field, message.clone()));
+            if !seen.insert((field.clone(), message.clone())) {
+                continue;
+            }
+            if out.fields.len() < MAX_REPORTED_PROBLEMS {
+                out.fields.push(FieldError::new(field, message.clone()));
+            } else {
+                out.omitted += 1;
             }
         }
     }

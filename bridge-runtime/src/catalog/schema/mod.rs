@@ -39,7 +39,7 @@
 mod instance;
 mod normalize;
 
-pub use instance::{admits_null, field_errors, normalize_arguments};
+pub use instance::{FieldErrors, MAX_REPORTED_PROBLEMS, admits_null, field_errors, normalize_arguments};
 
 /// Compiles a normalized schema for validating incoming values: draft 2020-12, and `format`s
 /// are checked (a `uuid` parameter rejects a non-UUID string up front, with the parameter's
