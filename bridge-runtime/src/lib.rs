@@ -108,7 +108,8 @@ pub mod __fuzz {
     pub use crate::companion::fuzz::{JsonrpcReport, jsonrpc};
 }
 
-/// The README's code, compiled as a doctest so the quick start cannot rot.
-#[doc = include_str!("../../README.md")]
+/// The crate README's code, compiled as a doctest so its quick start cannot rot. (The
+/// workspace README's code is tested by the workspace's root package: it lies outside this crate.)
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
