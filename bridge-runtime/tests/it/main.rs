@@ -9,6 +9,7 @@
 mod support;
 
 mod companion_capability;
+mod companion_compat;
 mod companion_cli;
 mod companion_crash;
 mod companion_durability;
