@@ -362,3 +362,166 @@ async fn creates_and_idempotency_give_the_pinned_answers_across_a_restart() {
         assert_eq!(ids, pinned_text, "the requests of the pinned database");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The CLI's bytes on the wire
+
+/// `text` with every `prefix` + run of at least `min` hex digits replaced by `prefix` + `*`.
+fn mask_hex(text: &str, prefix: &str, min: usize) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(prefix) {
+        let after = &rest[i + prefix.len()..];
+        let run = after.bytes().take_while(u8::is_ascii_hexdigit).count();
+        out.push_str(&rest[..i + prefix.len()]);
+        if run >= min {
+            out.push('*');
+            rest = &after[run..];
+        } else {
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A socket in front of the server that records what clients send, one entry per connection.
+async fn recording_proxy(
+    dir: &Path,
+    server: PathBuf,
+) -> (PathBuf, std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let path = dir.join("proxy").join("companion.sock");
+    let listener = bridge_runtime::companion::bind_private(&path).expect("bind the proxy");
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Vec<u8>>::new()));
+    let log = sent.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((client, _)) = listener.accept().await else { return };
+            let upstream = tokio::net::UnixStream::connect(&server).await.expect("upstream");
+            let slot = {
+                let mut log = log.lock().unwrap();
+                log.push(Vec::new());
+                log.len() - 1
+            };
+            let log = log.clone();
+            tokio::spawn(async move {
+                let (mut cr, mut cw) = client.into_split();
+                let (mut ur, mut uw) = upstream.into_split();
+                let up = async {
+                    let mut buf = [0u8; 4096];
+                    loop {
+                        match cr.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                log.lock().unwrap()[slot].extend_from_slice(&buf[..n]);
+                                if uw.write_all(&buf[..n]).await.is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    let _ = uw.shutdown().await;
+                };
+                let down = async {
+                    let _ = tokio::io::copy(&mut ur, &mut cw).await;
+                    let _ = cw.shutdown().await;
+                };
+                tokio::join!(up, down);
+            });
+        }
+    });
+    (path, sent, task)
+}
+
+// CP-6-1, OQ-CP-16: the `companion` CLI sends the same bytes as before, command by command (a
+// request file is sent as written: `"character": null`, `"allowFallback": false` and the key
+// order stay as they are, so idempotency compares what the user wrote).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_sends_the_pinned_bytes() {
+    let mut h = start().await;
+    let (proxy, sent, _task) = recording_proxy(h.dir.path(), h.socket.clone()).await;
+    let config = h.dir.path().join("config");
+    let run = |args: Vec<String>| {
+        let config = config.clone();
+        let proxy = proxy.clone();
+        async move {
+            let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_companion"))
+                .args(&args)
+                .env("COMPANION_CONFIG_DIR", &config)
+                .env("COMPANION_SOCKET", &proxy)
+                .env_remove("XDG_RUNTIME_DIR")
+                .env_remove("XDG_CONFIG_HOME")
+                .stdin(std::process::Stdio::null())
+                .output();
+            let out = tokio::time::timeout(BOUND, out).await.expect("the CLI finished").expect("run the CLI");
+            let stdout = String::from_utf8(out.stdout).unwrap();
+            (out.status.code().unwrap_or(-1), serde_json::from_str::<Value>(&stdout).unwrap_or(Value::Null))
+        }
+    };
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+
+    let pairing = run(args(&[
+        "--json",
+        "pair",
+        "--name",
+        "Pinned CLI",
+        "--scopes",
+        "discover,notify,interact",
+        "--profile",
+        "p",
+    ]));
+    let approve = async {
+        let (request, reply) = h.next_approval().await;
+        assert!(reply.approve_as_requested(&request));
+    };
+    let ((code, _), ()) = tokio::join!(pairing, approve);
+    assert_eq!(code, 0);
+
+    let file = h.dir.path().join("create.json");
+    std::fs::write(
+        &file,
+        br#"{"timeoutMs": 60000, "character": null, "allowFallback": false, "capability": "interaction.choose",
+ "params": {"title": "Pinned?", "options": [{"id": "yes", "label": "Yes"}, {"id": "no", "label": "No"}]},
+ "idempotencyKey": "cli-pin", "taskId": "t-1", "style": "bubble"}"#,
+    )
+    .unwrap();
+    let update = h.dir.path().join("update.json");
+    std::fs::write(&update, br#"{"expectedRevision": 1, "params": {"title": "Still pinned?"}}"#).unwrap();
+    let file = file.to_str().unwrap();
+    let update = update.to_str().unwrap();
+
+    let mut codes = Vec::new();
+    for a in [
+        vec!["--json", "runtime", "describe", "--protocol-version", "0.1"],
+        vec!["--json", "characters", "list"],
+        vec!["--json", "styles", "list"],
+        vec!["--json", "capabilities", "list"],
+        vec!["--json", "capabilities", "describe", "notice.show"],
+        vec!["--json", "requests", "create", "--file", file],
+    ] {
+        codes.push(run(args(&a)).await.0);
+    }
+    let (code, created) = run(args(&["--json", "requests", "create", "--file", file])).await;
+    codes.push(code);
+    let id = created["requestId"].as_str().expect("created").to_owned();
+    for a in [
+        vec!["--json", "requests", "get", &id],
+        vec!["--json", "requests", "wait", &id, "--wait-ms", "0"],
+        vec!["--json", "requests", "wait", &id, "--wait-ms", "0", "--after-revision", "1000"],
+        vec!["--json", "requests", "update", &id, "--file", update],
+        vec!["--json", "requests", "cancel", &id],
+    ] {
+        codes.push(run(args(&a)).await.0);
+    }
+    let mut text = format!("exit codes: {codes:?}\n");
+    for conn in sent.lock().unwrap().iter() {
+        let mut conn = String::from_utf8(conn.clone()).expect("UTF-8");
+        for (prefix, min) in [("req_", 32), ("cl_", 32), ("ck_", 64)] {
+            conn = mask_hex(&conn, prefix, min);
+        }
+        text.push_str("--- connection\n");
+        text.push_str(&conn);
+    }
+    pinned("cli-wire.txt", &text);
+}
