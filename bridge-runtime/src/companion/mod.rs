@@ -23,7 +23,9 @@
 //!   TCP, CP-5-12, CP-5-15), with `rpc.discover` returning the [`openrpc`] document;
 //! - `auth` (Unix): pairing confirmed by the user in the app, 256-bit keys stored only as
 //!   digests, scopes, revocation (CP-5);
-//! - `cli` (Unix, feature `cli`): the `companion` command line (CP-6);
+//! - `client` (Unix): [`Client`], the typed client of the socket, which checks who it talks to
+//!   before it sends a key, and its [`BlockingClient`];
+//! - `cli` (Unix, feature `cli`): the `companion` command line (CP-6), built on the client;
 //! - the MCP surface lives in [`crate::mcp::CompanionTools`] (CP-1-4).
 
 #[cfg(unix)]
@@ -31,6 +33,8 @@ pub mod auth;
 #[cfg(all(unix, feature = "cli"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
+#[cfg(unix)]
+pub mod client;
 mod clock;
 mod engine;
 mod error;
@@ -53,6 +57,8 @@ mod unix;
 pub use auth::{
     Auth, AuthConfig, CredentialStore, PairedClient, PairingApprover, PairingDecision, PairingReply, PairingRequest,
 };
+#[cfg(unix)]
+pub use client::{BlockingClient, Client, ClientError, CredentialProfile, ProfileError, RpcError};
 pub use clock::Clock;
 pub use engine::{
     Admitted, Engine, EngineBuilder, EngineConfig, EngineError, EngineMethod, HostError, MIN_RESULT_RETENTION_MS,

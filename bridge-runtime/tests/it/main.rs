@@ -10,6 +10,7 @@ mod support;
 
 mod companion_capability;
 mod companion_cli;
+mod companion_client;
 mod companion_compat;
 mod companion_crash;
 mod companion_durability;

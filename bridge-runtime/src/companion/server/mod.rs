@@ -40,7 +40,8 @@ mod socket;
 #[cfg(feature = "fuzzing")]
 pub(in crate::companion) use session::read_params;
 
-pub use socket::{bind_private, default_socket_path, ensure_private_dir};
+pub use super::unix::{default_socket_path, ensure_private_dir};
+pub use socket::bind_private;
 
 use super::auth::Auth;
 use super::engine::{Engine, TransportLimits};
