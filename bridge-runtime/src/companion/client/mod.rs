@@ -21,10 +21,10 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), bridge_runtime::companion::ClientError> {
-//! use bridge_runtime::companion::{Client, CredentialProfile, method};
+//! use bridge_runtime::companion::{Client, CredentialProfile, method, params::NoParams};
 //! let profile = CredentialProfile::load("build-bot")?;
 //! let mut client = Client::connect_with(&profile).await?;
-//! let characters = client.call::<method::CharactersList>(Default::default()).await?;
+//! let characters = client.call::<method::CharactersList>(NoParams {}).await?;
 //! println!("{:?}", characters.current);
 //! # Ok(()) }
 //! ```
