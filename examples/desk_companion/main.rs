@@ -2,7 +2,7 @@
 //! private Unix socket for paired clients, and this terminal as the "screen" and keyboard.
 //!
 //! ```text
-//! cargo run --example desk_companion -- --socket /tmp/desk/companion.sock --data ./desk-data
+//! cargo run --example desk_companion -- --data ./desk-data
 //! ```
 //!
 //! Bubbles, progress bars and questions appear here; answer questions by typing. Pairing
@@ -26,7 +26,8 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// The Unix socket to listen on (its directory is created private, mode 0700).
+    /// The Unix socket to listen on (default: `$XDG_RUNTIME_DIR/bridge-companion/companion.sock`;
+    /// its directory is created private, mode 0700).
     #[arg(long)]
     socket: Option<PathBuf>,
     /// Where requests, results and paired clients are stored (created with mode 0700).

@@ -3,11 +3,11 @@
 //!
 //! [`jsonrpc`] runs bytes as a connection would deliver them through what the server does with
 //! them up to a typed request — line framing ([`jsonrpc::read_line`]) with a size limit, blank
-//! lines skipped, message parsing ([`jsonrpc::parse`]), routing by method name ([`Method`]) and
-//! params decoding (the method's params type through the schema pipeline,
-//! [`params::parse`]; `session.authenticate` and `pairing.request` through the socket's own
-//! checks) — and panics when one of the properties below breaks. Nothing is executed: no engine,
-//! no credentials.
+//! lines skipped, message parsing ([`jsonrpc::parse`]), routing by the server's routing function
+//! ([`route`]) and params decoding as the server reads them ([`read_params`]: the method's params
+//! type through the schema pipeline; `session.authenticate` and `pairing.request` through the
+//! socket's own checks) — and panics when one of the properties below breaks. Nothing is
+//! executed: no engine, no credentials.
 //!
 //! Properties (CP-1-4, CP-8-1, OQ-CP-12, CP-4-18, CP-5-13):
 //! - framing matches a reference model: each line is delivered whole (without `\n` and one
@@ -22,15 +22,10 @@
 //! - no error quotes a string value from the params (only keys and paths), so a secret typed
 //!   into the wrong field never reaches the client or the logs.
 
-use super::auth::parse_pairing;
 use super::error::{CompanionError, ErrorCode};
 use super::jsonrpc::{self, Call, Entry, Incoming, Line};
-use super::protocol::Method;
-use super::protocol::params::{
-    self, CapabilitiesDescribeParams, CapabilitiesListParams, CreateParams, MethodParams, NoParams, RequestRef,
-    RuntimeDescribeParams, UpdateParams, WaitParams,
-};
-use super::server::session_params;
+use super::protocol::{Lane, Route, route};
+use super::server::read_params;
 use serde_json::{Map, Value};
 use std::task::{Context, Poll, Waker};
 use tokio::io::BufReader;
@@ -190,13 +185,12 @@ fn call_entry(entry: Entry, source: &Value, report: &mut JsonrpcReport) {
     assert!(call.id.as_ref().is_none_or(echoable), "a call with an unusable id");
     assert_eq!(obj.get("params").unwrap_or(&Value::Null), &call.params, "params changed");
     assert!(obj.keys().all(|k| matches!(k.as_str(), "jsonrpc" | "id" | "method" | "params")), "extra member");
-    route(call, report);
+    route_call(call, report);
 }
 
-/// Routes a call as the server does ([`super::server`]: connection methods, `rpc.discover`,
-/// engine methods) up to its typed params.
-fn route(call: Call, report: &mut JsonrpcReport) {
-    let Some(method) = Method::from_name(&call.method) else {
+/// Routes a call with the server's routing function, up to its decoded params.
+fn route_call(call: Call, report: &mut JsonrpcReport) {
+    let Some(route) = route(&call.method) else {
         report.unknown_methods += 1;
         // What the server answers (its dispatch), as a response.
         let err = CompanionError::new(ErrorCode::MethodNotFound, "Method not found");
@@ -204,8 +198,9 @@ fn route(call: Call, report: &mut JsonrpcReport) {
         assert_eq!(error_response(&response, None), -32601);
         return;
     };
+    let method = route.method;
     // A pairing sent as a notification is dropped unread (a key sent to nobody).
-    let Some(outcome) = decode(method, call.is_notification(), &call.params) else { return };
+    let Some(outcome) = decode(route, call.is_notification(), &call.params) else { return };
     match outcome {
         Ok(_) => {
             if !report.decoded.contains(&method.as_str()) {
@@ -219,49 +214,37 @@ fn route(call: Call, report: &mut JsonrpcReport) {
             let response = jsonrpc::failure(call.id.clone().unwrap_or_default(), e.to_jsonrpc());
             assert_eq!(error_response(&response, None), e.code.jsonrpc_code());
             assert!(response["error"]["data"]["problems"].is_array(), "INVALID_PARAMS without problems: {response}");
-            quotes_no_value(method, call.is_notification(), &call.params);
+            quotes_no_value(route, call.is_notification(), &call.params);
         }
     }
 }
 
-/// The typed params of `method` (as JSON), decoded as the server does; `None` when the server
-/// does not read them.
-fn decode(method: Method, notification: bool, params: &Value) -> Option<Result<Value, CompanionError>> {
-    let params = params.clone();
-    Some(match method {
-        Method::SessionAuthenticate => session_params(&params).map(|(id, key)| {
-            assert!(!id.is_empty() && !key.is_empty(), "empty credentials accepted");
-            serde_json::json!({"clientId": id, "key": key})
-        }),
-        Method::PairingRequest if notification => return None,
-        Method::PairingRequest => parse_pairing(&params).map(|(name, scopes)| {
-            assert!(!scopes.is_empty() && !name.trim().is_empty(), "a pairing without name or scopes accepted");
-            serde_json::json!({"name": name, "scopes": scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>()})
-        }),
-        Method::Discover => {
-            let p = if params.as_array().is_some_and(|a| a.is_empty()) { Value::Null } else { params };
-            typed::<NoParams>(p)
+/// The params of a call on `route` as the server reads them ([`read_params`]), checked: the
+/// connection's own methods accept no empty credentials or names; a typed method's decoded
+/// params decode to the same value again (what the schema accepts, serde accepts, and back).
+/// `None` when the server does not read them.
+fn decode(route: Route, notification: bool, params: &Value) -> Option<Result<Value, CompanionError>> {
+    let outcome = read_params(route, notification, params)?;
+    let method = route.method;
+    Some(outcome.inspect(|wire| match route.lane {
+        Lane::Connection => {
+            let obj = wire.as_object().expect("decoded params are an object");
+            for (key, value) in obj {
+                let empty = match value {
+                    Value::String(s) => s.trim().is_empty() && (key == "name" || s.is_empty()),
+                    Value::Array(a) => a.is_empty(),
+                    _ => false,
+                };
+                assert!(!empty, "{method}: an empty `{key}` accepted");
+            }
         }
-        Method::RuntimeDescribe => typed::<RuntimeDescribeParams>(params),
-        Method::CharactersList | Method::StylesList => typed::<NoParams>(params),
-        Method::CapabilitiesList => typed::<CapabilitiesListParams>(params),
-        Method::CapabilitiesDescribe => typed::<CapabilitiesDescribeParams>(params),
-        Method::RequestsCreate => typed::<CreateParams>(params),
-        Method::RequestsGet | Method::RequestsCancel => typed::<RequestRef>(params),
-        Method::RequestsWait => typed::<WaitParams>(params),
-        Method::RequestsUpdate => typed::<UpdateParams>(params),
-    })
-}
-
-/// Decodes `params` as `T` the way the engine does; on success, `T` serialized must decode to
-/// the same value again (what the schema accepts, serde accepts, and back).
-fn typed<T: MethodParams + serde::Serialize>(params: Value) -> Result<Value, CompanionError> {
-    let value: T = params::parse(params)?;
-    let wire = serde_json::to_value(&value).expect("params types serialize");
-    let again: T =
-        params::parse(wire.clone()).unwrap_or_else(|e| panic!("decoded params re-encoded as {wire} are rejected: {e}"));
-    assert_eq!(serde_json::to_value(&again).expect("params types serialize"), wire, "decoding is not stable");
-    Ok(wire)
+        Lane::Transport | Lane::Engine => {
+            let again = read_params(route, notification, wire)
+                .expect("typed params are always read")
+                .unwrap_or_else(|e| panic!("{method}: decoded params re-encoded as {wire} are rejected: {e}"));
+            assert_eq!(&again, wire, "{method}: decoding is not stable");
+        }
+    }))
 }
 
 /// Checks an error response's shape and returns its `error.code`; `id`, when given, is the only
@@ -293,16 +276,17 @@ const MARK: char = '\u{2603}';
 /// member). Checked by decoding the params again with every string value of 4 or more
 /// characters replaced by as many [`MARK`]s: no run of 4 may reach the error. (Comparing the
 /// values with the message text would flag coincidences and teach the fuzzer the messages.)
-fn quotes_no_value(method: Method, notification: bool, params: &Value) {
+fn quotes_no_value(route: Route, notification: bool, params: &Value) {
     let mut keys_marked = false;
     let marked = mark(params, &mut keys_marked);
     if keys_marked {
         return;
     }
-    if let Some(Err(e)) = decode(method, notification, &marked) {
+    if let Some(Err(e)) = decode(route, notification, &marked) {
         let mut texts = Vec::new();
         strings(&e.to_jsonrpc(), &mut texts);
         let run: String = std::iter::repeat_n(MARK, 4).collect();
+        let method = route.method;
         assert!(!texts.iter().any(|t| t.contains(&run)), "{method}: the error quotes a params value: {texts:?}");
     }
 }

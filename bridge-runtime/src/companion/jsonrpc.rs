@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 framing for the companion socket (CP-1-4, CP-8-1): one message per line
 //! (`\n`-terminated UTF-8 JSON), single calls and batches, the standard error objects, and a
 //! line reader that never buffers more than its limit. Used by the server ([`super::server`]) and
-//! by the CLI's client ([`super::cli`]).
+//! the client ([`super::client`]).
 //!
 //! Standard errors (JSON-RPC 2.0 §5.1), each with `error.data = {"code": <string>, "retryable":
 //! false}` like every coded error (OQ-CP-12):
@@ -136,61 +136,6 @@ pub(super) fn success(id: Value, result: Value) -> Value {
 /// An error response `{"jsonrpc": "2.0", "id", "error"}`.
 pub(super) fn failure(id: Value, error: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": error})
-}
-
-/// A request `{"jsonrpc": "2.0", "id", "method", "params"}` (client side).
-#[cfg(any(feature = "cli", test))]
-pub(super) fn request(id: u64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// A JSON-RPC error as a client receives it.
-#[cfg(any(feature = "cli", test))]
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct RpcError {
-    /// `error.code`.
-    pub code: i64,
-    /// `error.message`.
-    pub message: String,
-    /// `error.data` (`{"code": string, "retryable": bool, ...}` from this server), `Null` if absent.
-    pub data: Value,
-}
-
-#[cfg(any(feature = "cli", test))]
-impl RpcError {
-    /// `error.data.code`, the stable string code (OQ-CP-12), if present.
-    pub(super) fn code_str(&self) -> Option<&str> {
-        self.data.get("code").and_then(Value::as_str)
-    }
-
-    /// `error.data.retryable` (false if absent).
-    pub(super) fn retryable(&self) -> bool {
-        self.data.get("retryable").and_then(Value::as_bool).unwrap_or(false)
-    }
-}
-
-/// Splits a response into its `id` and outcome. `None` if `value` is not a JSON-RPC 2.0
-/// response object.
-#[cfg(any(feature = "cli", test))]
-pub(super) fn parse_response(value: Value) -> Option<(Value, Result<Value, RpcError>)> {
-    let Value::Object(mut obj) = value else { return None };
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return None;
-    }
-    let id = obj.remove("id")?;
-    match (obj.remove("result"), obj.remove("error")) {
-        (Some(result), None) => Some((id, Ok(result))),
-        (None, Some(Value::Object(mut err))) => {
-            let code = err.get("code").and_then(Value::as_i64)?;
-            let message = match err.remove("message") {
-                Some(Value::String(m)) => m,
-                _ => String::new(),
-            };
-            let data = err.remove("data").unwrap_or(Value::Null);
-            Some((id, Err(RpcError { code, message, data })))
-        }
-        _ => None,
-    }
 }
 
 /// What [`read_line`] found.

@@ -4,10 +4,12 @@
 //!
 //! - Capabilities, characters and styles live in the one registry, [`crate::catalog::Catalog`]
 //!   ([`crate::catalog::CapabilitySpec`]); discovery output is generated from it (CP-2-12, CP-2-13).
-//! - [`protocol`] is the one table of the methods ([`Method`]: wire name, scope, params and
-//!   result types); everything below reads it.
-//! - [`Engine`] implements the ten methods of CP-2-1 ([`Engine::call`]: method name, params JSON
-//!   and [`ClientIdentity`] in, result JSON or [`CompanionError`] out), the request state machine
+//! - [`protocol`] is the one table of the methods ([`Method`]: wire name, lane, admission,
+//!   scope, params and result types) and the one routing function ([`protocol::route`]);
+//!   everything below reads it.
+//! - [`Engine`] implements the ten methods of CP-2-1 ([`Engine::call_typed`]: a [`method`]
+//!   marker, params JSON and [`ClientIdentity`] in, the method's result type or
+//!   [`CompanionError`] out; [`Engine::call`] by name, JSON out), the request state machine
 //!   (CP-3-9), idempotency (CP-4-1 … CP-4-3), ownership (CP-4-6), the bounded scheduler with one
 //!   display slot (CP-4-8 … CP-4-12) and the user's hide/pause/reduced-motion settings.
 //! - The host renders through its [`Presenter`] and reports back with [`Engine::displayed`],
@@ -21,7 +23,9 @@
 //!   TCP, CP-5-12, CP-5-15), with `rpc.discover` returning the [`openrpc`] document;
 //! - `auth` (Unix): pairing confirmed by the user in the app, 256-bit keys stored only as
 //!   digests, scopes, revocation (CP-5);
-//! - `cli` (Unix, feature `cli`): the `companion` command line (CP-6);
+//! - `client` (Unix): [`Client`], the typed client of the socket, which checks who it talks to
+//!   before it sends a key, and its [`BlockingClient`];
+//! - `cli` (Unix, feature `cli`): the `companion` command line (CP-6), built on the client;
 //! - the MCP surface lives in [`crate::mcp::CompanionTools`] (CP-1-4).
 
 #[cfg(unix)]
@@ -29,6 +33,8 @@ pub mod auth;
 #[cfg(all(unix, feature = "cli"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
+#[cfg(unix)]
+pub mod client;
 mod clock;
 mod engine;
 mod error;
@@ -51,13 +57,18 @@ mod unix;
 pub use auth::{
     Auth, AuthConfig, CredentialStore, PairedClient, PairingApprover, PairingDecision, PairingReply, PairingRequest,
 };
+#[cfg(unix)]
+pub use client::{BlockingClient, Client, ClientError, CredentialProfile, ProfileError, RpcError};
 pub use clock::Clock;
-pub use engine::{Engine, EngineBuilder, EngineConfig, EngineError, HostError, MIN_RESULT_RETENTION_MS, WeakEngine};
+pub use engine::{
+    Admitted, Engine, EngineBuilder, EngineConfig, EngineError, EngineMethod, HostError, MIN_RESULT_RETENTION_MS,
+    WeakEngine,
+};
 pub use error::{CompanionError, ErrorCode};
 pub use model::{ClientIdentity, Presentation, RequestSnapshot, RequestState, Source, TerminalReason};
 pub use presenter::{HideReason, Presenter, PresenterEvent, ScriptedPresenter};
 pub use protocol::params::{self, METHODS, PROTOCOL_VERSION};
-pub use protocol::{CompanionMethod, Method};
+pub use protocol::{CompanionMethod, Method, method};
 #[cfg(unix)]
 pub use server::{Server, ServerConfig, bind_private, default_socket_path, serve_listener, serve_unix};
 pub use state::RuntimeSettings;

@@ -55,9 +55,9 @@
 
 use super::error::ErrorCode;
 use super::model::RequestSnapshot;
-use super::protocol::Method;
 use super::protocol::params::PROTOCOL_VERSION;
 use super::protocol::results::{Character, Style};
+use super::protocol::{Lane, Method};
 use crate::catalog::schema::{Contract, Definitions, input_schema_for, normalize, output_schema_for};
 use crate::catalog::{CapabilitySpec, Catalog, FieldProblem, Scope};
 use schemars::JsonSchema;
@@ -215,28 +215,10 @@ fn english_list(items: &[String]) -> String {
     }
 }
 
-/// Whether this build's document describes `m`: the connection methods exist only with the Unix
-/// socket transport.
+/// Whether this build's document describes `m`: the connection's methods exist only with the
+/// Unix socket transport.
 fn described_here(m: Method) -> bool {
-    cfg!(unix) || !connection_method(m)
-}
-
-/// The socket's connection-level methods: their results are described inline.
-fn connection_method(m: Method) -> bool {
-    match m {
-        Method::PairingRequest | Method::SessionAuthenticate => true,
-        Method::RuntimeDescribe
-        | Method::CharactersList
-        | Method::CapabilitiesList
-        | Method::CapabilitiesDescribe
-        | Method::StylesList
-        | Method::RequestsCreate
-        | Method::RequestsGet
-        | Method::RequestsWait
-        | Method::RequestsCancel
-        | Method::RequestsUpdate
-        | Method::Discover => false,
-    }
+    cfg!(unix) || m.lane() != Lane::Connection
 }
 
 /// `components/schemas` key of capability `id`'s `inputSchema`: `<id>.input`, made `$ref`-safe
@@ -340,7 +322,8 @@ fn table_method(
                 .into(),
         );
     }
-    let result = if connection_method(m) {
+    // The connection's own results are described inline.
+    let result = if m.lane() == Lane::Connection {
         let body = componentize(m.result_schema(), shared, schemas);
         schemas.embed(body)
     } else {

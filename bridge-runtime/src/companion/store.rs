@@ -5,7 +5,7 @@
 //! The engine serializes each request record to `body` (JSON); the store keeps a few columns
 //! beside it for lookups.
 //!
-//! Durability is paid for by group commit (issue #10 item 3): a file [`SqliteStore`] runs in WAL
+//! Durability is paid for by group commit: a file [`SqliteStore`] runs in WAL
 //! mode with `synchronous=NORMAL`, so a write ([`Store::save`], [`Store::bury`]) returns once it
 //! is in the write-ahead log (the OS page cache: it survives a crash of the process, not yet a
 //! power loss), and [`StoreSync::sync`] (an `fdatasync` of the log) makes every write before it
@@ -212,16 +212,16 @@ const SCHEMA_VERSION: i64 = 1;
 
 impl SqliteStore {
     /// Opens (creating if needed) the database file at `path` and holds it, through an advisory
-    /// lock on `PATH.lock`, until the store is dropped: one runtime per data directory (issue
-    /// #10 item 7). A second runtime would otherwise fail the first one's live requests as
+    /// lock on `PATH.lock`, until the store is dropped: one runtime per data directory. A
+    /// second runtime would otherwise fail the first one's live requests as
     /// `runtime_restarted` and both would write the same revisions. (Other connections to the
     /// file, e.g. a [`CredentialStore`](super::CredentialStore) on the same database, are
     /// unaffected.) The parent directory should be private to the user (CP-5-12).
     /// The file is made private (mode 0600): it holds interaction content and answers.
     ///
     /// Journal: WAL with `synchronous=NORMAL`, so a write returns once it is in the log and
-    /// [`Store::deferred_sync`] gives the [`StoreSync`] that makes it durable (group commit,
-    /// issue #10 item 3); where WAL is unavailable, SQLite's default rollback journal with
+    /// [`Store::deferred_sync`] gives the [`StoreSync`] that makes it durable (group commit);
+    /// where WAL is unavailable, SQLite's default rollback journal with
     /// `synchronous=FULL` (every write durable when it returns, no sync handle).
     ///
     /// Errors: the file is in use by another store (another runtime, or another store in this
@@ -377,7 +377,7 @@ impl Store for SqliteStore {
     }
 }
 
-/// Group commit (issue #10 item 3): which of the engine's writes are durable. Writes are
+/// Group commit: which of the engine's writes are durable. Writes are
 /// numbered in the order the store made them (under the engine's lock); one sync makes every
 /// write numbered up to the count at its start (its target) durable. Whoever needs a write
 /// durable that no running sync covers leads a new one (at most [`MAX_SYNCS`] at a time, so a

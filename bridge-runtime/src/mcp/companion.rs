@@ -7,7 +7,7 @@
 
 use crate::catalog::schema::{Definitions, output_schema_for};
 use crate::catalog::{CapabilitySpec, Catalog};
-use crate::companion::protocol::params::WaitParams;
+use crate::companion::protocol::method;
 use crate::companion::protocol::results::WaitResult;
 use crate::companion::{ClientIdentity, CompanionError, Engine, ErrorCode, RequestSnapshot, RequestState};
 use crate::gui::Bridge;
@@ -139,20 +139,17 @@ impl CompanionTools {
     async fn run(&self, capability: &str, mut args: Map<String, Value>) -> Result<RequestSnapshot, CompanionError> {
         args.insert("capability".into(), Value::from(capability));
         args.entry("params").or_insert_with(|| json!({}));
-        let mut snapshot = self.engine.requests_create(&self.identity, Value::Object(args)).await?;
+        let mut snapshot =
+            self.engine.call_typed::<method::RequestsCreate>(&self.identity, Value::Object(args)).await?;
         let max_wait = self.engine.config().max_wait_ms;
         // The request's own deadline bounds the loop: past it the engine expires the request.
         for _ in 0..10_000 {
             if snapshot.state.is_terminal() {
                 return Ok(snapshot);
             }
-            let wait = WaitParams {
-                request_id: snapshot.request_id.clone(),
-                after_revision: Some(snapshot.revision),
-                wait_ms: Some(max_wait),
-            };
-            let params = serde_json::to_value(wait).unwrap_or(Value::Null);
-            match self.engine.requests_wait(&self.identity, params).await? {
+            let wait =
+                json!({"requestId": snapshot.request_id, "afterRevision": snapshot.revision, "waitMs": max_wait});
+            match self.engine.call_typed::<method::RequestsWait>(&self.identity, wait).await? {
                 WaitResult::Changed(s) => snapshot = *s,
                 WaitResult::Unchanged(_) => {}
             }

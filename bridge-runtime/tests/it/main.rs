@@ -10,9 +10,12 @@ mod support;
 
 mod companion_capability;
 mod companion_cli;
+mod companion_client;
+mod companion_compat;
 mod companion_crash;
 mod companion_durability;
 mod companion_engine;
+mod companion_routing;
 mod companion_socket;
 mod companion_socket_logs;
 mod companion_store;

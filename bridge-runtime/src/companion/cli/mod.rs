@@ -43,40 +43,35 @@
 //!   marker). The snapshot always includes `state` (CP-6-15).
 
 mod args;
-mod client;
 mod output;
-mod profile;
 
 use args::{CapabilitiesCommand, Cli, Command, ListCommand, PairArgs, RequestsCommand, RuntimeCommand};
 pub use output::{CliCode, Exit, FailureCode};
 use output::{Failure, Render};
 
 use crate::catalog::Scope;
+use crate::companion::client::profile::{self, CredentialProfile};
+use crate::companion::client::{BlockingClient, ClientError, PAIR_TIMEOUT, Reply, Waited};
 use crate::companion::error::ErrorCode;
 use crate::companion::model::RequestState;
 use crate::companion::protocol::params::{
     CapabilitiesDescribeParams, CapabilitiesListParams, NoParams, PairingParams, RequestRef, RuntimeDescribeParams,
-    SessionParams, WaitParams,
 };
-use crate::companion::protocol::results::{CapabilityPage, Unchanged, WaitResult};
+use crate::companion::protocol::results::CapabilityPage;
 use crate::companion::protocol::{CompanionMethod, method};
-use crate::companion::server::default_socket_path;
+use crate::companion::unix::default_socket_path;
 use clap::Parser;
-use client::{CallError, Client};
-use profile::Profile;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Default total wait of `requests wait`, ms.
 pub const DEFAULT_WAIT_MS: u64 = 30_000;
 /// How long the CLI waits for an ordinary answer.
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long `pair` waits for the user (the runtime bounds it too).
-const PAIR_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+const CALL_TIMEOUT: Duration = crate::companion::client::DEFAULT_TIMEOUT;
 /// Largest request file (`requests create/update --file`), bytes: 1 MiB.
 const MAX_FILE_BYTES: u64 = 1 << 20;
 
@@ -323,54 +318,13 @@ fn requests(cli: &Cli, cmd: &RequestsCommand) -> Outcome {
 /// `requests wait`: loops over `requests.wait` until the request is terminal (or changed, with
 /// `after_revision`), within `budget_ms` in total; still running then → `REQUEST_PENDING` with
 /// the full snapshot (CP-6-15): when the last answer is the `unchanged` marker, the snapshot is
-/// fetched with `requests.get`.
+/// fetched with `requests.get` (should that fail, the marker, which has the state, is shown).
 fn wait(session: &mut Session, id: &str, budget_ms: u64, after_revision: Option<u64>) -> Outcome {
-    let start = Instant::now();
-    let next_change_only = after_revision.is_some();
-    let mut after = after_revision;
-    loop {
-        let elapsed = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let remaining = budget_ms.saturating_sub(elapsed);
-        let params = WaitParams { request_id: id.to_owned(), after_revision: after, wait_ms: Some(remaining) };
-        let timeout = Duration::from_millis(remaining) + CALL_TIMEOUT;
-        let reply = session.call::<method::RequestsWait>(params_of(&params), timeout)?;
-        let snapshot = match reply.value {
-            WaitResult::Unchanged(unchanged) => {
-                return still_running(session, id, unchanged, reply.raw, after_revision);
-            }
-            WaitResult::Changed(snapshot) => snapshot,
-        };
-        if snapshot.state.is_terminal() || next_change_only {
-            return request_outcome(snapshot.state, reply.raw, false);
-        }
-        after = Some(snapshot.revision);
-        if remaining == 0 {
-            return Err(Failure::pending(snapshot.state, reply.raw));
-        }
+    match session.client.wait_raw(id, budget_ms, after_revision, None).map_err(failure)? {
+        Waited::Done(reply) => request_outcome(reply.value.state, reply.raw, false),
+        Waited::Pending(reply) => Err(Failure::pending(reply.value.state, reply.raw)),
+        Waited::Marker(marker, _) => Err(Failure::pending(marker.value.state, marker.raw)),
     }
-}
-
-/// The end of a wait whose last answer was the `unchanged` marker: the request's full snapshot
-/// from `requests.get` under `request` (CP-6-15, CP-6-16). Should the request have ended (or,
-/// with `after_revision`, changed) in between, that outcome is reported instead; should the
-/// `requests.get` call itself fail, the marker (which has the state) is kept.
-fn still_running(
-    session: &mut Session,
-    id: &str,
-    unchanged: Unchanged,
-    marker: Value,
-    after_revision: Option<u64>,
-) -> Outcome {
-    let params = RequestRef { request_id: id.to_owned() };
-    let Ok(reply) = session.call::<method::RequestsGet>(params_of(&params), CALL_TIMEOUT) else {
-        return Err(Failure::pending(unchanged.state, marker));
-    };
-    let snapshot = reply.value;
-    let changed = after_revision.is_some_and(|after| snapshot.revision > after);
-    if snapshot.state.is_terminal() || changed {
-        return request_outcome(snapshot.state, reply.raw, false);
-    }
-    Err(Failure::pending(snapshot.state, reply.raw))
 }
 
 /// Reads a JSON object of protocol params from `path` (`-` = stdin), at most
@@ -416,12 +370,18 @@ fn read_params_file(path: &Path) -> Result<Value, Failure> {
     Ok(value)
 }
 
-fn socket_for(cli: &Cli, profile: Option<&Profile>) -> PathBuf {
-    cli.socket
+/// The socket to use, and whether it is the default one (whose directory the client creates
+/// and checks as the server does).
+fn socket_for(cli: &Cli, profile: Option<&CredentialProfile>) -> (PathBuf, bool) {
+    let given = cli
+        .socket
         .clone()
-        .or_else(|| profile.and_then(|p| p.socket.clone()))
-        .or_else(|| std::env::var_os("COMPANION_SOCKET").map(PathBuf::from).filter(|p| !p.as_os_str().is_empty()))
-        .unwrap_or_else(default_socket_path)
+        .or_else(|| profile.and_then(|p| p.socket().map(Path::to_owned)))
+        .or_else(|| std::env::var_os("COMPANION_SOCKET").map(PathBuf::from).filter(|p| !p.as_os_str().is_empty()));
+    match given {
+        Some(path) => (path, false),
+        None => (default_socket_path(), true),
+    }
 }
 
 fn profile_failure(e: profile::ProfileError) -> Failure {
@@ -431,20 +391,21 @@ fn profile_failure(e: profile::ProfileError) -> Failure {
     }
 }
 
-fn transport(message: String) -> Failure {
-    Failure::new(CliCode::ConnectionFailed, message)
-}
-
-/// A decoded result and the JSON it came from (printed as received: a newer runtime may add
-/// keys, CP-7-4).
-struct Reply<T> {
-    value: T,
-    raw: Value,
+/// The failure a client error amounts to.
+fn failure(e: ClientError) -> Failure {
+    match e {
+        ClientError::Untrusted(m) | ClientError::Connection(m) => Failure::new(CliCode::ConnectionFailed, m),
+        ClientError::Rpc(e) => Failure::from_rpc(e),
+        ClientError::Protocol(m) => Failure::new(ErrorCode::InternalError, m),
+        ClientError::Mismatch(m) => Failure::new(ErrorCode::InternalError, m).retryable(false),
+        ClientError::Profile(e) => profile_failure(e),
+        ClientError::Usage(m) => usage(m),
+    }
 }
 
 /// A connection, authenticated with the chosen profile when there is one.
 struct Session {
-    client: Client,
+    client: BlockingClient,
 }
 
 impl Session {
@@ -461,31 +422,17 @@ impl Session {
         if need_profile && chosen.is_none() {
             return Err(profile_failure(profile::ProfileError::None));
         }
-        let socket = socket_for(cli, chosen.as_ref().map(|(_, p)| p));
-        let client = Client::connect(&socket).map_err(transport)?;
-        let mut session = Session { client };
+        let (socket, default) = socket_for(cli, chosen.as_ref().map(|(_, p)| p));
+        let mut client = BlockingClient::open(&socket, default).map_err(failure)?;
         if let Some((_, p)) = chosen {
-            let params = SessionParams { client_id: p.client_id, key: p.key };
-            session.call::<method::SessionAuthenticate>(params_of(&params), CALL_TIMEOUT)?;
+            client.authenticate(&p).map_err(failure)?;
         }
-        Ok(session)
+        Ok(Session { client })
     }
 
-    /// Calls method `M` and decodes its result into `M::Result`.
+    /// Calls method `M` with `params` as given and decodes its result into `M::Result`.
     fn call<M: CompanionMethod>(&mut self, params: Value, timeout: Duration) -> Result<Reply<M::Result>, Failure> {
-        let raw = self.client.call(M::METHOD.as_str(), params, timeout).map_err(|e| match e {
-            CallError::Transport(m) => transport(m),
-            CallError::Rpc(e) => Failure::from_rpc(e),
-            CallError::Protocol(m) => Failure::new(ErrorCode::InternalError, m),
-        })?;
-        let value = serde_json::from_value(raw.clone()).map_err(|e| {
-            Failure::new(
-                ErrorCode::InternalError,
-                format!("the runtime's {} answer does not fit the protocol: {e}", M::METHOD),
-            )
-            .retryable(false)
-        })?;
-        Ok(Reply { value, raw })
+        self.client.request::<M>(params, timeout).map_err(failure)
     }
 }
 
@@ -500,9 +447,9 @@ fn pair(cli: &Cli, args: &PairArgs) -> Outcome {
     if !args.force && profile::exists(&dir, &args.profile) {
         return Err(usage(format!("profile `{}` already exists; use --force to replace it", args.profile)));
     }
-    let socket = socket_for(cli, None);
+    let (socket, default) = socket_for(cli, None);
     let socket = std::path::absolute(&socket).unwrap_or(socket);
-    let client = Client::connect(&socket).map_err(transport)?;
+    let client = BlockingClient::open(&socket, default).map_err(failure)?;
     let mut session = Session { client };
     let scopes = args.scopes.iter().map(|s| Value::from(s.as_str())).collect::<Vec<_>>();
     // Scope names are checked by the runtime (an unknown one is INVALID_PARAMS with a pointer).
@@ -517,7 +464,7 @@ fn pair(cli: &Cli, args: &PairArgs) -> Outcome {
     };
     let pairing = session.call::<method::PairingRequest>(params, PAIR_TIMEOUT)?.value;
     let client_id = pairing.client_id.as_str();
-    let profile = Profile { socket: Some(socket), client_id: client_id.to_owned(), key: pairing.key.clone() };
+    let profile = CredentialProfile::from_pairing(&pairing, Some(socket));
     let path = profile::write(&dir, &args.profile, &profile, args.force).map_err(|e| {
         Failure::new(
             ErrorCode::InternalError,

@@ -1,8 +1,8 @@
 //! Exit codes (CP-6-8 … CP-6-14, OQ-CP-11), the error shape and the CLI's own codes (CP-6-16,
 //! CP-6-17, OQ-CP-12) and the plain-text rendering (CP-6-6).
 
+use crate::companion::client::RpcError;
 use crate::companion::error::ErrorCode;
-use crate::companion::jsonrpc::RpcError;
 use crate::companion::model::RequestState;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

@@ -1,20 +1,32 @@
 //! The five discovery methods (CP-2-2 … CP-2-6): generated from the registry, never a second list
 //! (CP-2-12, CP-2-13).
 
-use super::*;
+use super::{Admitted, Engine, current_character, unsupported_capability};
+use crate::catalog::capability::MAX_TIMEOUT_CAP_MS;
+use crate::catalog::{CapabilitySpec, FieldProblem};
+use crate::companion::error::{CompanionError, ErrorCode};
+use crate::companion::protocol::Method;
+use crate::companion::protocol::params::{
+    CapabilitiesDescribeParams, CapabilitiesListParams, NoParams, PROTOCOL_VERSION, RuntimeDescribeParams,
+};
+use crate::companion::protocol::results::{
+    Authentication, Authorization, Availability, CapabilityDescriptor, CapabilityPage, Character, CharacterList,
+    Implementation, Limits, RuntimeDescription, Style, StyleList,
+};
+use serde_json::{Value, json};
 
 impl Engine {
     /// `runtime.describe` (CP-2-2): implementation and protocol versions, runtime instance,
     /// catalog revision, limits, the caller's authorisation, retention and the user's
-    /// availability settings ([`RuntimeDescription`]). Needs `discover`. Params
-    /// `{"protocolVersions"?: [..]}`: none supported → `INVALID_PARAMS` (CP-7-2, OQ-CP-15).
-    pub async fn runtime_describe(
+    /// availability settings ([`RuntimeDescription`]). Params `{"protocolVersions"?: [..]}`:
+    /// none supported → `INVALID_PARAMS` (CP-7-2, OQ-CP-15). For a socket connection (which may
+    /// call it before authenticating, CP-7-2) the result also says whether the connection is
+    /// authenticated, and carries the transport's limits and `authentication`.
+    pub(super) async fn runtime_describe(
         &self,
-        client: &ClientIdentity,
-        params: Value,
+        call: Admitted<'_>,
+        p: RuntimeDescribeParams,
     ) -> Result<RuntimeDescription, CompanionError> {
-        self.admit(client, Method::RuntimeDescribe)?;
-        let p: RuntimeDescribeParams = params::parse(params)?;
         if let Some(versions) = &p.protocol_versions
             && !versions.iter().any(|v| v == PROTOCOL_VERSION)
         {
@@ -28,6 +40,7 @@ impl Engine {
         let revision = self.inner.catalog().catalog_revision();
         let settings = self.inner.lock().settings.clone();
         let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        let transport = call.transport();
         Ok(RuntimeDescription {
             implementation: Implementation {
                 name: c.implementation_name.clone(),
@@ -45,19 +58,19 @@ impl Engine {
                 default_wait_ms: c.default_wait_ms,
                 max_wait_ms: c.max_wait_ms,
                 max_timeout_ms: MAX_TIMEOUT_CAP_MS,
-                max_message_bytes: None,
-                max_unauthenticated_message_bytes: None,
-                auth_timeout_ms: None,
-                max_batch_length: None,
-                max_connections: None,
-                max_in_flight_per_connection: None,
-                pairing_timeout_ms: None,
+                max_message_bytes: transport.map(|t| t.max_message_bytes),
+                max_unauthenticated_message_bytes: transport.map(|t| t.max_unauthenticated_message_bytes),
+                auth_timeout_ms: transport.map(|t| t.auth_timeout_ms),
+                max_batch_length: transport.map(|t| t.max_batch_length),
+                max_connections: transport.map(|t| t.max_connections),
+                max_in_flight_per_connection: transport.map(|t| t.max_in_flight_per_connection),
+                pairing_timeout_ms: transport.map(|t| t.pairing_timeout_ms),
             },
             authorization: Authorization {
-                authenticated: None,
-                client_id: Some(client.id.clone()),
-                scopes: client.scopes.iter().copied().collect(),
-                internal: client.internal,
+                authenticated: call.transport().map(|_| call.identity().is_some()),
+                client_id: call.identity().map(|client| client.id.clone()),
+                scopes: call.identity().map(|client| client.scopes.iter().copied().collect()).unwrap_or_default(),
+                internal: call.identity().is_some_and(|client| client.internal),
             },
             result_retention_ms: c.result_retention_ms,
             availability: Availability {
@@ -65,20 +78,21 @@ impl Engine {
                 external_paused: settings.external_paused,
                 reduced_motion: settings.reduced_motion,
             },
-            authentication: None,
+            authentication: call.transport().map(|_| Authentication {
+                authenticate_method: Method::SessionAuthenticate.as_str().to_owned(),
+                pairing_method: Method::PairingRequest.as_str().to_owned(),
+            }),
         })
     }
 
     /// `characters.list` (CP-2-3): the current character and every character
     /// ([`CharacterList`]); each character's `capabilities` lists only registered capabilities.
-    /// Needs `discover`; params `{}`.
-    pub async fn characters_list(
+    /// Params `{}`.
+    pub(super) async fn characters_list(
         &self,
-        client: &ClientIdentity,
-        params: Value,
+        _call: Admitted<'_>,
+        _: NoParams,
     ) -> Result<CharacterList, CompanionError> {
-        self.admit(client, Method::CharactersList)?;
-        let _: NoParams = params::parse(params)?;
         let cat = self.inner.catalog();
         let settings = self.inner.lock().settings.clone();
         let characters = cat
@@ -95,14 +109,13 @@ impl Engine {
 
     /// `capabilities.list` (CP-2-4): the descriptors whose `requiredScopes` the caller holds
     /// ([`CapabilityPage`]). Params `{"cursor"?, "limit"?}`; a cursor from another
-    /// `catalogRevision` → `INVALID_PARAMS`. Needs `discover`.
-    pub async fn capabilities_list(
+    /// `catalogRevision` → `INVALID_PARAMS`.
+    pub(super) async fn capabilities_list(
         &self,
-        client: &ClientIdentity,
-        params: Value,
+        call: Admitted<'_>,
+        p: CapabilitiesListParams,
     ) -> Result<CapabilityPage, CompanionError> {
-        self.admit(client, Method::CapabilitiesList)?;
-        let p: CapabilitiesListParams = params::parse(params)?;
+        let client = call.client()?;
         let visible = |c: &CapabilitySpec| c.required_scopes().iter().all(|s| client.has(*s));
         let page = self
             .inner
@@ -119,14 +132,12 @@ impl Engine {
     }
 
     /// `capabilities.describe` (CP-2-5): one descriptor, params `{"capability": id}`. Unknown →
-    /// `UNSUPPORTED_CAPABILITY`. Needs `discover`.
-    pub async fn capabilities_describe(
+    /// `UNSUPPORTED_CAPABILITY`.
+    pub(super) async fn capabilities_describe(
         &self,
-        client: &ClientIdentity,
-        params: Value,
+        _call: Admitted<'_>,
+        p: CapabilitiesDescribeParams,
     ) -> Result<CapabilityDescriptor, CompanionError> {
-        self.admit(client, Method::CapabilitiesDescribe)?;
-        let p: CapabilitiesDescribeParams = params::parse(params)?;
         match self.inner.catalog().capability_descriptor(&p.capability) {
             Some(Value::Object(d)) => Ok(CapabilityDescriptor(d)),
             _ => Err(unsupported_capability(&p.capability)),
@@ -134,10 +145,8 @@ impl Engine {
     }
 
     /// `styles.list` (CP-2-6): every style ([`StyleList`]), each style's `capabilities` limited
-    /// to registered ones. Needs `discover`; params `{}`.
-    pub async fn styles_list(&self, client: &ClientIdentity, params: Value) -> Result<StyleList, CompanionError> {
-        self.admit(client, Method::StylesList)?;
-        let _: NoParams = params::parse(params)?;
+    /// to registered ones. Params `{}`.
+    pub(super) async fn styles_list(&self, _call: Admitted<'_>, _: NoParams) -> Result<StyleList, CompanionError> {
         let cat = self.inner.catalog();
         let styles = cat
             .styles()

@@ -1,7 +1,11 @@
 //! The host's side: presentation reports (CP-3-12 … CP-3-14), user settings (CP-4-15) and key
 //! revocation (CP-4-22). All of them go through the same state machine as client calls.
 
-use super::*;
+use super::{Engine, HostError};
+use crate::catalog::{Catalog, Completion, FieldProblem};
+use crate::companion::model::{RequestState, TerminalReason};
+use crate::companion::state::{Record, RuntimeSettings, empty_result};
+use serde_json::Value;
 
 impl Engine {
     /// Applies `f` to request `id` and records it; returns the write's number (that of the

@@ -1,33 +1,26 @@
 //! [`Engine`]: the one dispatcher for the ten companion methods (CP-2-1). The socket server, the
-//! MCP tools and host-internal triggers all call it (CP-1-5 … CP-1-7, CP-7-10): a [`Method`] of
-//! the protocol table + params JSON + authenticated identity in, the method's result type (JSON
-//! on the wire) or a coded error out.
+//! MCP tools and host-internal triggers all call it (CP-1-5 … CP-1-7, CP-7-10): a method of the
+//! protocol table + params JSON + the caller in, the method's result type (JSON on the wire) or
+//! a coded error out. The entries and admission are in `entry`, the methods in `discovery` and
+//! `requests`, the host's reports and settings in `host`.
 
 mod discovery;
+mod entry;
 mod host;
 mod requests;
 
+pub use entry::{Admitted, EngineMethod};
+pub(crate) use entry::{Caller, TransportLimits};
+
 use super::clock::Clock;
 use super::error::{CompanionError, ErrorCode};
-use super::model::{ClientIdentity, RequestSnapshot, RequestState, TerminalReason};
+use super::model::{ClientIdentity, RequestState, TerminalReason};
 use super::presenter::Presenter;
-use super::protocol::Method;
-use super::protocol::params::{
-    self, CapabilitiesDescribeParams, CapabilitiesListParams, CreateParams, NoParams, PROTOCOL_VERSION, RequestRef,
-    RuntimeDescribeParams, UpdateParams, WaitParams,
-};
-use super::protocol::results::{
-    Authorization, Availability, CapabilityDescriptor, CapabilityPage, Character, CharacterList, Implementation,
-    Limits, RuntimeDescription, Style, StyleList, Unchanged, WaitResult,
-};
-use super::state::{Effect, Record, RuntimeSettings, State, empty_result};
+use super::state::{Effect, Record, RuntimeSettings, State};
 use super::store::{Durability, SqliteStore, Store, StoreError, Tombstone, TombstoneReason};
-use crate::catalog::{
-    CapabilityKind, CapabilitySpec, Catalog, CharacterSpec, Completion, FallbackReason, FieldProblem, Scope,
-    capability::MAX_TIMEOUT_CAP_MS,
-};
+use crate::catalog::{CapabilitySpec, Catalog, CharacterSpec, FieldProblem, Scope};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, Weak};
 use tokio::sync::{Notify, mpsc, watch};
 
@@ -411,55 +404,6 @@ impl Engine {
     /// The registry this engine reads (shared with the other surfaces, CP-2-13).
     pub fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {
         self.inner.catalog()
-    }
-
-    /// Calls method `method` for `client` with JSON `params` (`null` = `{}`): the whole
-    /// transport-facing surface. Unknown method (or one the transport serves,
-    /// [`super::protocol::Served::Transport`]) → `METHOD_NOT_FOUND`; a revoked client →
-    /// `UNAUTHENTICATED`; otherwise as [`Engine::call_method`].
-    pub async fn call(&self, client: &ClientIdentity, method: &str, params: Value) -> Result<Value, CompanionError> {
-        match Method::from_name(method) {
-            Some(m) => self.call_method(client, m, params).await,
-            None => Err(CompanionError::new(ErrorCode::MethodNotFound, format!("Unknown method `{method}`"))),
-        }
-    }
-
-    /// Calls `method` of the protocol table for `client` with JSON `params`; the result is the
-    /// method's result type as JSON. A method the socket transport serves itself
-    /// (`rpc.discover`, `pairing.request`, `session.authenticate`) → `METHOD_NOT_FOUND`.
-    pub async fn call_method(
-        &self,
-        client: &ClientIdentity,
-        method: Method,
-        params: Value,
-    ) -> Result<Value, CompanionError> {
-        match method {
-            Method::RuntimeDescribe => wire(self.runtime_describe(client, params).await),
-            Method::CharactersList => wire(self.characters_list(client, params).await),
-            Method::CapabilitiesList => wire(self.capabilities_list(client, params).await),
-            Method::CapabilitiesDescribe => wire(self.capabilities_describe(client, params).await),
-            Method::StylesList => wire(self.styles_list(client, params).await),
-            Method::RequestsCreate => wire(self.requests_create(client, params).await),
-            Method::RequestsGet => wire(self.requests_get(client, params).await),
-            Method::RequestsWait => wire(self.requests_wait(client, params).await),
-            Method::RequestsCancel => wire(self.requests_cancel(client, params).await),
-            Method::RequestsUpdate => wire(self.requests_update(client, params).await),
-            Method::Discover | Method::SessionAuthenticate | Method::PairingRequest => {
-                Err(CompanionError::new(ErrorCode::MethodNotFound, format!("Unknown method `{method}`")))
-            }
-        }
-    }
-
-    /// Lets `client` call `method`: not revoked (`UNAUTHENTICATED`), and holding the method's
-    /// scope from the protocol table (`FORBIDDEN` with `requiredScopes`).
-    fn admit(&self, client: &ClientIdentity, method: Method) -> Result<(), CompanionError> {
-        if self.inner.lock().revoked.contains(&client.id) {
-            return Err(CompanionError::new(ErrorCode::Unauthenticated, "This client's key has been revoked"));
-        }
-        match method.scope() {
-            Some(scope) if !client.has(scope) => Err(forbidden(&[scope], client)),
-            _ => Ok(()),
-        }
     }
 }
 

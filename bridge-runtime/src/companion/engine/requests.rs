@@ -1,14 +1,21 @@
 //! The five request methods (CP-2-7 … CP-2-11, CP §3, CP §4): create with its validation chain,
 //! get, wait, cancel, update.
 
-use super::*;
+use super::{Admitted, Engine, check_scopes, current_character, owned, prefixed, store_failed, unsupported_capability};
+use crate::catalog::{CapabilityKind, Completion, FallbackReason, FieldProblem};
+use crate::companion::error::{CompanionError, ErrorCode};
+use crate::companion::model::{ClientIdentity, RequestSnapshot, RequestState, TerminalReason};
+use crate::companion::protocol::params::{CreateParams, RequestRef, UpdateParams, WaitParams};
+use crate::companion::protocol::results::{Unchanged, WaitResult};
+use crate::companion::state::{Effect, Record, empty_result};
+use serde_json::Value;
 
 impl Engine {
     /// `requests.create` (CP-2-7, CP-3-1 … CP-3-7): validates and accepts a request, returning its
     /// snapshot (state `queued` or `running`, OQ-CP-2). See [`CreateParams`].
     ///
     /// Order of checks, first failure wins and nothing is recorded (CP-3-5, CP-3-7):
-    /// params shape → `INVALID_PARAMS`; idempotency key already used by this client: same
+    /// params shape → `INVALID_PARAMS` (checked by the entry); idempotency key already used by this client: same
     /// canonical params → the original snapshot, different → `IDEMPOTENCY_CONFLICT` (CP-4-1 …
     /// CP-4-3, OQ-CP-16); hidden/paused → `RUNTIME_UNAVAILABLE` (CP-4-15); unknown capability →
     /// `UNSUPPORTED_CAPABILITY`; missing scope → `FORBIDDEN`; capability params → `INVALID_PARAMS`;
@@ -17,14 +24,13 @@ impl Engine {
     /// `UNSUPPORTED_STYLE`; `timeoutMs` outside the limits → `INVALID_PARAMS`; rate →
     /// `RATE_LIMITED`; capacity → `QUEUE_FULL` unless an own queued evictable request can be
     /// evicted (CP-4-9, CP-4-10, CP-4-19); store write fails → `INTERNAL_ERROR` (CP-4-20).
-    pub async fn requests_create(
+    pub(super) async fn requests_create(
         &self,
-        client: &ClientIdentity,
-        params: Value,
+        call: Admitted<'_>,
+        p: CreateParams,
     ) -> Result<RequestSnapshot, CompanionError> {
-        self.admit(client, Method::RequestsCreate)?;
-        let canonical = params_digest(&params);
-        let p: CreateParams = params::parse(params)?;
+        let client = call.client()?;
+        let canonical = call.digest()?.to_owned();
         let mut seen = 0;
         let result = self.create(client, p, canonical, &mut seen);
         if result.is_ok() {
@@ -231,13 +237,12 @@ impl Engine {
     /// `requests.get` (CP-2-8): the caller's request snapshot. Someone else's or unknown →
     /// `NOT_FOUND` (CP-4-6, CP-6-18); own but past retention or unrecoverable → `RESULT_EXPIRED`
     /// (CP-6-19, CP-4-23). Ownership only, whatever the scopes (CP-5-7).
-    pub async fn requests_get(
+    pub(super) async fn requests_get(
         &self,
-        client: &ClientIdentity,
-        params: Value,
+        call: Admitted<'_>,
+        p: RequestRef,
     ) -> Result<RequestSnapshot, CompanionError> {
-        self.admit(client, Method::RequestsGet)?;
-        let p: RequestRef = params::parse(params)?;
+        let client = call.client()?;
         let (result, lsn) = {
             let st = self.inner.lock();
             (owned(&st, client, &p.request_id).map(|r| r.snapshot.clone()), st.lsn_of(&p.request_id))
@@ -250,9 +255,8 @@ impl Engine {
     /// `afterRevision` (default: the current one) or the request is terminal. Returns the snapshot,
     /// or `{"unchanged": true, "requestId", "revision", "state"}` on timeout. Never cancels or
     /// creates anything (CP-3-21).
-    pub async fn requests_wait(&self, client: &ClientIdentity, params: Value) -> Result<WaitResult, CompanionError> {
-        self.admit(client, Method::RequestsWait)?;
-        let p: WaitParams = params::parse(params)?;
+    pub(super) async fn requests_wait(&self, call: Admitted<'_>, p: WaitParams) -> Result<WaitResult, CompanionError> {
+        let client = call.client()?;
         let c = &self.inner.config;
         let wait_ms = p.wait_ms.unwrap_or(c.default_wait_ms);
         if wait_ms > c.max_wait_ms {
@@ -316,13 +320,12 @@ impl Engine {
     /// it is (the first transition won, CP-3-24). A non-cancelable capability →
     /// `INVALID_PARAMS`; not found → `NOT_FOUND`/`RESULT_EXPIRED`; store failure →
     /// `INTERNAL_ERROR` with the request unchanged.
-    pub async fn requests_cancel(
+    pub(super) async fn requests_cancel(
         &self,
-        client: &ClientIdentity,
-        params: Value,
+        call: Admitted<'_>,
+        p: RequestRef,
     ) -> Result<RequestSnapshot, CompanionError> {
-        self.admit(client, Method::RequestsCancel)?;
-        let p: RequestRef = params::parse(params)?;
+        let client = call.client()?;
         let mut seen = 0;
         let result = self.cancel(client, &p, &mut seen);
         self.inner.report(seen, result).await
@@ -370,13 +373,12 @@ impl Engine {
     /// for a terminal request, a field that is not updatable, a displayed interaction (CP-3-27,
     /// OQ-CP-17), invalid merged params, `complete` on another completion, or nothing to do.
     /// The deadline never moves (CP-3-18). Store failure → `INTERNAL_ERROR`, nothing changed.
-    pub async fn requests_update(
+    pub(super) async fn requests_update(
         &self,
-        client: &ClientIdentity,
-        params: Value,
+        call: Admitted<'_>,
+        p: UpdateParams,
     ) -> Result<RequestSnapshot, CompanionError> {
-        self.admit(client, Method::RequestsUpdate)?;
-        let p: UpdateParams = params::parse(params)?;
+        let client = call.client()?;
         let mut seen = 0;
         let result = self.update(client, p, &mut seen);
         self.inner.report(seen, result).await
@@ -494,14 +496,4 @@ impl Engine {
 
 fn queue_full(limit: &str, message: &str) -> CompanionError {
     CompanionError::new(ErrorCode::QueueFull, message).with("limit", limit)
-}
-
-/// SHA-256 (hex) of the canonical JSON of create params: what idempotency compares (OQ-CP-16).
-/// A digest rather than the JSON itself, so that request content is not stored twice.
-fn params_digest(params: &Value) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(crate::model::json::canonical_json(params, false).as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }

@@ -71,7 +71,7 @@ pub struct CapabilitiesDescribeParams {
 /// `{"capability", "params": object, "character"?, "style"?, "timeoutMs", "idempotencyKey"?,
 /// "taskId"?, "allowFallback"?: bool}`. `timeoutMs` is required and must lie within the
 /// capability's `limits`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateParams {
     /// The capability id.
@@ -100,6 +100,15 @@ pub struct CreateParams {
     /// Allows a declared fallback presentation (CP-2-29).
     #[serde(default)]
     pub allow_fallback: bool,
+}
+
+impl CreateParams {
+    /// A request for `capability` within `timeout_ms` (from acceptance, CP-3-17), with empty
+    /// capability params (`{}`) and nothing else set: add the capability's params to
+    /// [`CreateParams::params`] and set the optional members as needed.
+    pub fn new(capability: impl Into<String>, timeout_ms: u64) -> Self {
+        Self { capability: capability.into(), timeout_ms, ..Self::default() }
+    }
 }
 
 /// `requests.get` / `requests.cancel` params: `{"requestId"}`.
@@ -175,12 +184,17 @@ pub struct SessionParams {
 
 /// A method params type with its normalized schema and compiled validator.
 pub(crate) trait MethodParams: DeserializeOwned + JsonSchema {
+    /// Whether the method compares its params with an earlier call's, by the canonical JSON
+    /// they arrived as (idempotency, OQ-CP-16): its entry digests them before decoding.
+    const IDEMPOTENT: bool;
+
     fn schema() -> &'static (Value, jsonschema::Validator);
 }
 
 macro_rules! method_params {
-    ($($t:ty),*) => {$(
+    ($($t:ty => idempotent: $idempotent:literal),* $(,)?) => {$(
         impl MethodParams for $t {
+            const IDEMPOTENT: bool = $idempotent;
             fn schema() -> &'static (Value, jsonschema::Validator) {
                 static V: LazyLock<(Value, jsonschema::Validator)> = LazyLock::new(|| {
                     let schema = input_schema_for::<$t>();
@@ -194,14 +208,16 @@ macro_rules! method_params {
 }
 
 method_params!(
-    RuntimeDescribeParams,
-    NoParams,
-    CapabilitiesListParams,
-    CapabilitiesDescribeParams,
-    CreateParams,
-    RequestRef,
-    WaitParams,
-    UpdateParams
+    RuntimeDescribeParams => idempotent: false,
+    NoParams => idempotent: false,
+    CapabilitiesListParams => idempotent: false,
+    CapabilitiesDescribeParams => idempotent: false,
+    CreateParams => idempotent: true,
+    RequestRef => idempotent: false,
+    WaitParams => idempotent: false,
+    UpdateParams => idempotent: false,
+    PairingParams => idempotent: false,
+    SessionParams => idempotent: false,
 );
 
 /// The params JSON Schema of the method named `method` ([`Method::params_schema`]), or `None`

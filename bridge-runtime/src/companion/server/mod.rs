@@ -2,7 +2,7 @@
 //! clients. No TCP listener exists anywhere (CP-5-15). Two parts: the socket's security
 //! (`socket`: private directory and file modes, peer credentials) and the session protocol
 //! (`session`: framing, authentication, routing by the protocol table,
-//! [`super::protocol::Method`]).
+//! [`super::protocol::route`]).
 //!
 //! **Socket (CP-5-12).** [`bind_private`] creates the socket's parent directory with mode `0700`
 //! (refusing an existing one that is not a directory, belongs to another user, or is
@@ -19,14 +19,16 @@
 //! that many bytes were buffered. None of this affects other connections or the server. The
 //! server keeps answering after the client half-closes its write side, then closes.
 //!
-//! **Methods.** Every [`Method`] of the protocol table: `runtime.describe` (no authentication
-//! or scope needed, so the protocol version can always be negotiated; the result gains
-//! `authorization.authenticated`, the transport limits and `authentication`), `pairing.request`
-//! and `session.authenticate` (see [`super::auth`]), `rpc.discover` (the OpenRPC document;
-//! needs `discover`), and the other nine CP-2-1 methods through [`Engine::call_method`] with the
-//! connection's identity (unauthenticated → `UNAUTHENTICATED`); any other name →
-//! `METHOD_NOT_FOUND`. Coded errors travel as
-//! `error.code` integer + `error.data = {"code", "retryable", ...}` (OQ-CP-12).
+//! **Methods.** Every method of the protocol table, routed by its lane
+//! ([`super::protocol::route`]): `pairing.request` and `session.authenticate` by the connection
+//! (see [`super::auth`]), `rpc.discover` (the OpenRPC document) by the transport, and the ten
+//! CP-2-1 methods by the engine with the connection as the caller; any other name →
+//! `METHOD_NOT_FOUND`. Who may call what is the engine's admission, read from the table:
+//! `runtime.describe` needs neither authentication nor a scope (so the protocol version can
+//! always be negotiated; over the socket its result gains `authorization.authenticated`, the
+//! transport limits and `authentication`), every other method an authenticated connection
+//! (else `UNAUTHENTICATED`) and the method's scope. Coded errors travel as `error.code` integer +
+//! `error.data = {"code", "retryable", ...}` (OQ-CP-12).
 //!
 //! Calls on one connection run concurrently (up to
 //! [`ServerConfig::max_in_flight_per_connection`]), except `session.authenticate`,
@@ -36,15 +38,16 @@ mod session;
 mod socket;
 
 #[cfg(feature = "fuzzing")]
-pub(in crate::companion) use session::session_params;
+pub(in crate::companion) use session::read_params;
 
-pub use socket::{bind_private, default_socket_path, ensure_private_dir};
+pub use super::unix::{default_socket_path, ensure_private_dir};
+pub use socket::bind_private;
 
 use super::auth::Auth;
-use super::engine::Engine;
+use super::engine::{Engine, TransportLimits};
 use super::error::{CompanionError, ErrorCode};
 use super::jsonrpc;
-use super::protocol::Method;
+use super::protocol::SOCKET_METHODS;
 use serde_json::Value;
 use std::io;
 use std::path::Path;
@@ -62,9 +65,9 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1 << 20;
 pub const DEFAULT_MAX_UNAUTHENTICATED_MESSAGE_BYTES: usize = 8 << 10;
 
 /// The methods served besides the ten engine methods: `rpc.discover`, `session.authenticate`,
-/// `pairing.request` (from the protocol table).
+/// `pairing.request` (the protocol table's transport and connection lanes).
 pub const EXTRA_METHODS: [&str; 3] =
-    [Method::Discover.as_str(), Method::SessionAuthenticate.as_str(), Method::PairingRequest.as_str()];
+    [SOCKET_METHODS[0].as_str(), SOCKET_METHODS[1].as_str(), SOCKET_METHODS[2].as_str()];
 
 /// Transport limits. Every one is published by `runtime.describe` under `limits`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,8 +154,10 @@ impl Server {
     pub async fn serve(self, listener: UnixListener) {
         let shutdown = CancellationToken::new();
         let _guard = shutdown.clone().drop_guard();
+        let transport = transport_limits(&self.config, &self.auth);
         let shared = Arc::new(Shared {
             slots: Arc::new(Semaphore::new(self.config.max_connections)),
+            transport,
             engine: self.engine,
             auth: self.auth,
             config: self.config,
@@ -196,6 +201,23 @@ struct Shared {
     engine: Engine,
     auth: Auth,
     config: ServerConfig,
+    /// What `runtime.describe` publishes of `config` (and of the pairing timeout).
+    transport: TransportLimits,
     slots: Arc<Semaphore>,
     next_conn: AtomicU64,
+}
+
+/// The transport's limits as `runtime.describe` publishes them.
+fn transport_limits(c: &ServerConfig, auth: &Auth) -> TransportLimits {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+    TransportLimits {
+        max_message_bytes: count(c.max_message_bytes),
+        max_unauthenticated_message_bytes: count(c.max_unauthenticated_message_bytes),
+        auth_timeout_ms: ms(c.auth_timeout),
+        max_batch_length: count(c.max_batch_len),
+        max_connections: count(c.max_connections),
+        max_in_flight_per_connection: count(c.max_in_flight_per_connection),
+        pairing_timeout_ms: ms(auth.config().pairing_timeout),
+    }
 }

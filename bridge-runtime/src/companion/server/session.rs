@@ -1,20 +1,20 @@
-//! The session protocol of one connection: line framing with size and time limits,
-//! `session.authenticate` and `pairing.request` in order, every other call routed by the
-//! protocol table ([`Method`]) and run concurrently up to the per-connection limit.
+//! The session protocol of one connection: line framing with size and time limits, every call
+//! routed by the protocol table ([`route`]): the connection's own methods
+//! (`session.authenticate`, `pairing.request`) in order in the read loop, the others run
+//! concurrently up to the per-connection limit, by the engine or by the transport. Who may call
+//! what is decided by the engine's admission, for the transport's own method too.
 
 use super::Shared;
-use crate::catalog::{FieldProblem, Scope};
+use crate::catalog::FieldProblem;
 use crate::companion::auth::Registration;
-use crate::companion::engine::forbidden;
+use crate::companion::engine::Caller;
 use crate::companion::error::{CompanionError, ErrorCode};
 use crate::companion::jsonrpc::{self, Call, Entry, Incoming, Line};
 use crate::companion::model::ClientIdentity;
 use crate::companion::openrpc;
-use crate::companion::protocol::Method;
 use crate::companion::protocol::params::{NoParams, parse};
-use crate::companion::protocol::results::{
-    Authentication, Authorization, RuntimeDescription, Session as SessionResult,
-};
+use crate::companion::protocol::results::Session as SessionResult;
+use crate::companion::protocol::{Lane, Method, Route, route};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -150,40 +150,44 @@ async fn handle(
             let _ = tx.send(line_of(&response)).await;
             Next::Continue
         }
-        Ok(Incoming::One(Entry::Call(call))) if connection_method(&call.method).is_some() => {
-            let (response, next) = session_call(shared, session, call).await;
-            if let Some(r) = response {
-                let _ = tx.send(line_of(&r)).await;
-            }
-            next
-        }
-        Ok(Incoming::One(Entry::Call(call))) => {
-            let Ok(permit) = in_flight.clone().acquire_owned().await else { return Next::Close };
-            let shared = shared.clone();
-            let identity = session.identity.clone();
-            let tx = tx.clone();
-            tasks.spawn(async move {
-                let _permit = permit;
-                if let Some(r) = call_response(&shared, identity.as_deref(), call).await {
+        Ok(Incoming::One(Entry::Call(call))) => match route(&call.method) {
+            Some(Route { method, lane: Lane::Connection }) => {
+                let (response, next) = session_call(shared, session, method, call).await;
+                if let Some(r) = response {
                     let _ = tx.send(line_of(&r)).await;
                 }
-            });
-            Next::Continue
-        }
+                next
+            }
+            route => {
+                let Ok(permit) = in_flight.clone().acquire_owned().await else { return Next::Close };
+                let shared = shared.clone();
+                let identity = session.identity.clone();
+                let tx = tx.clone();
+                tasks.spawn(async move {
+                    let _permit = permit;
+                    if let Some(r) = call_response(&shared, identity.as_deref(), route, call).await {
+                        let _ = tx.send(line_of(&r)).await;
+                    }
+                });
+                Next::Continue
+            }
+        },
         Ok(Incoming::Batch(entries)) => {
             let mut responses = Vec::new();
             let mut next = Next::Continue;
             for entry in entries {
                 let response = match entry {
                     Entry::Invalid(r) => Some(r),
-                    Entry::Call(call) if connection_method(&call.method).is_some() => {
-                        let (r, n) = session_call(shared, session, call).await;
-                        if let Next::Close = n {
-                            next = Next::Close;
+                    Entry::Call(call) => match route(&call.method) {
+                        Some(Route { method, lane: Lane::Connection }) => {
+                            let (r, n) = session_call(shared, session, method, call).await;
+                            if let Next::Close = n {
+                                next = Next::Close;
+                            }
+                            r
                         }
-                        r
-                    }
-                    Entry::Call(call) => call_response(shared, session.identity.as_deref(), call).await,
+                        route => call_response(shared, session.identity.as_deref(), route, call).await,
+                    },
                 };
                 responses.extend(response);
             }
@@ -193,12 +197,6 @@ async fn handle(
             next
         }
     }
-}
-
-/// The connection methods: they change or create credentials, so they run in the read loop, in
-/// order.
-fn connection_method(method: &str) -> Option<Method> {
-    Method::from_name(method).filter(|m| matches!(m, Method::SessionAuthenticate | Method::PairingRequest))
 }
 
 fn respond(id: Option<Value>, outcome: Result<Value, CompanionError>) -> Option<Value> {
@@ -211,9 +209,14 @@ fn respond(id: Option<Value>, outcome: Result<Value, CompanionError>) -> Option<
 
 /// `session.authenticate` and `pairing.request`: they change or create credentials, so they
 /// run in the read loop, in order.
-async fn session_call(shared: &Arc<Shared>, session: &mut Session, call: Call) -> (Option<Value>, Next) {
-    match connection_method(&call.method) {
-        Some(Method::SessionAuthenticate) => {
+async fn session_call(
+    shared: &Arc<Shared>,
+    session: &mut Session,
+    method: Method,
+    call: Call,
+) -> (Option<Value>, Next) {
+    match method {
+        Method::SessionAuthenticate => {
             let outcome = authenticate(shared, session, &call.params).and_then(wire);
             let mut next = Next::Continue;
             if outcome.is_err() {
@@ -244,7 +247,7 @@ fn wire<T: serde::Serialize>(value: T) -> Result<Value, CompanionError> {
 
 /// `session.authenticate` params, `{"clientId": 1..64 bytes, "key": 1..128 bytes}` and nothing
 /// else, as `(clientId, key)`. Errors: `INVALID_PARAMS` with `problems`.
-pub(in crate::companion) fn session_params(params: &Value) -> Result<(&str, &str), CompanionError> {
+fn session_params(params: &Value) -> Result<(&str, &str), CompanionError> {
     let method = Method::SessionAuthenticate;
     let text = |key: &str, max: usize| match params.get(key) {
         Some(Value::String(s)) if !s.is_empty() && s.len() <= max => Ok(s.as_str()),
@@ -291,13 +294,19 @@ fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Resul
     Ok(result)
 }
 
-/// Runs one ordinary call in its own task, so a panic becomes `INTERNAL_ERROR` for this call only.
-async fn call_response(shared: &Arc<Shared>, identity: Option<&ClientIdentity>, call: Call) -> Option<Value> {
-    let Call { id, method, params } = call;
+/// Runs one call the engine or the transport answers (or an unknown one) in its own task, so a
+/// panic becomes `INTERNAL_ERROR` for this call only.
+async fn call_response(
+    shared: &Arc<Shared>,
+    identity: Option<&ClientIdentity>,
+    route: Option<Route>,
+    call: Call,
+) -> Option<Value> {
+    let Call { id, params, .. } = call;
     let task = {
         let shared = shared.clone();
         let identity = identity.cloned();
-        AbortOnDrop(tokio::spawn(async move { dispatch(&shared, identity.as_ref(), &method, params).await }))
+        AbortOnDrop(tokio::spawn(async move { dispatch(&shared, identity.as_ref(), route, params).await }))
     };
     let outcome = match task.join().await {
         Ok(outcome) => outcome,
@@ -329,97 +338,62 @@ impl<T> Drop for AbortOnDrop<T> {
 async fn dispatch(
     shared: &Shared,
     identity: Option<&ClientIdentity>,
-    method: &str,
+    route: Option<Route>,
     params: Value,
 ) -> Result<Value, CompanionError> {
-    let unauthenticated = || {
-        CompanionError::new(
-            ErrorCode::Unauthenticated,
-            format!("Authenticate first: call {}", Method::SessionAuthenticate),
-        )
-    };
-    let Some(method) = Method::from_name(method) else {
+    let Some(Route { method, lane }) = route else {
         return Err(CompanionError::new(ErrorCode::MethodNotFound, "Method not found"));
     };
-    match method {
-        Method::RuntimeDescribe => {
-            // Open to every client, authenticated or not and whatever its scopes, so that the
-            // protocol version can always be negotiated (CP-7-2). The engine gates it on
-            // `discover`, so it sees the caller with that scope added (or a discovery-only
-            // anonymous identity); the published authorization shows the real scopes.
-            let who = match identity {
-                Some(id) => {
-                    let mut id = id.clone();
-                    id.scopes.insert(Scope::Discover);
-                    id
-                }
-                None => ClientIdentity::external(ANONYMOUS, ANONYMOUS, [Scope::Discover]),
-            };
-            let mut result = shared.engine.runtime_describe(&who, params).await?;
-            describe_transport(&mut result, shared, identity);
-            wire(result)
+    let caller = Caller::Connection { identity, transport: &shared.transport };
+    match lane {
+        Lane::Engine => shared.engine.serve(method, caller, params).await,
+        Lane::Transport => {
+            shared.engine.admit(method, caller)?;
+            transport_call(shared, method, params)
         }
-        Method::Discover => {
-            let identity = identity.ok_or_else(unauthenticated)?;
-            if let Some(scope) = method.scope()
-                && !identity.has(scope)
-            {
-                return Err(forbidden(&[scope], identity));
-            }
-            // Params: none (`null`, `{}` or `[]`).
-            let params = if params.as_array().is_some_and(|a| a.is_empty()) { Value::Null } else { params };
-            let _: NoParams = parse(params)?;
-            Ok(openrpc::document(&shared.engine.catalog()))
-        }
-        // Answered in the read loop ([`session_call`]); a call here came through a batch path
-        // that already handled it, so this is unreachable in practice.
-        Method::SessionAuthenticate | Method::PairingRequest => {
+        // Answered in the read loop ([`session_call`]): routing never sends them here.
+        Lane::Connection => {
             Err(CompanionError::new(ErrorCode::InternalError, "Connection methods run in order on the connection"))
-        }
-        Method::CharactersList
-        | Method::CapabilitiesList
-        | Method::CapabilitiesDescribe
-        | Method::StylesList
-        | Method::RequestsCreate
-        | Method::RequestsGet
-        | Method::RequestsWait
-        | Method::RequestsCancel
-        | Method::RequestsUpdate => {
-            let identity = identity.ok_or_else(unauthenticated)?;
-            shared.engine.call_method(identity, method, params).await
         }
     }
 }
 
-/// The engine-side id of unauthenticated `runtime.describe` calls; never a paired client id
-/// (those start with `cl_`).
-const ANONYMOUS: &str = "anonymous";
+/// A method the transport answers, once admitted.
+fn transport_call(shared: &Shared, method: Method, params: Value) -> Result<Value, CompanionError> {
+    match method {
+        Method::Discover => {
+            let _: NoParams = parse(discover_params(params))?;
+            Ok(openrpc::document(&shared.engine.catalog()))
+        }
+        other => Err(CompanionError::new(ErrorCode::MethodNotFound, format!("Unknown method `{other}`"))),
+    }
+}
 
-/// Adds the transport's limits and the connection's authentication state to a
-/// `runtime.describe` result.
-fn describe_transport(result: &mut RuntimeDescription, shared: &Shared, identity: Option<&ClientIdentity>) {
-    let c = &shared.config;
-    let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
-    let limits = &mut result.limits;
-    limits.max_message_bytes = Some(count(c.max_message_bytes));
-    limits.max_unauthenticated_message_bytes = Some(count(c.max_unauthenticated_message_bytes));
-    limits.auth_timeout_ms = Some(ms(c.auth_timeout));
-    limits.max_batch_length = Some(count(c.max_batch_len));
-    limits.max_connections = Some(count(c.max_connections));
-    limits.max_in_flight_per_connection = Some(count(c.max_in_flight_per_connection));
-    limits.pairing_timeout_ms = Some(ms(shared.auth.config().pairing_timeout));
-    result.authorization = match identity {
-        Some(id) => Authorization {
-            authenticated: Some(true),
-            client_id: Some(id.id.clone()),
-            scopes: id.scopes.iter().copied().collect(),
-            internal: id.internal,
-        },
-        None => Authorization { authenticated: Some(false), client_id: None, scopes: Vec::new(), internal: false },
-    };
-    result.authentication = Some(Authentication {
-        authenticate_method: Method::SessionAuthenticate.as_str().to_owned(),
-        pairing_method: Method::PairingRequest.as_str().to_owned(),
-    });
+/// `rpc.discover` takes no params: `null`, `{}` or `[]` (by position, as OpenRPC tools send it).
+fn discover_params(params: Value) -> Value {
+    if params.as_array().is_some_and(|a| a.is_empty()) { Value::Null } else { params }
+}
+
+/// The params of a call on `route`, read the way the server reads them before it runs anything,
+/// as JSON: the connection's own checks (`session.authenticate`, `pairing.request`; `None` for
+/// a pairing sent as a notification, which is dropped unread), `rpc.discover`'s, or the method's
+/// params type ([`Method::decode_params`]). For the fuzz target, which runs no engine.
+#[cfg(feature = "fuzzing")]
+pub(in crate::companion) fn read_params(
+    route: Route,
+    notification: bool,
+    params: &Value,
+) -> Option<Result<Value, CompanionError>> {
+    use serde_json::json;
+    Some(match route.lane {
+        Lane::Connection if route.method == Method::SessionAuthenticate => {
+            session_params(params).map(|(id, key)| json!({"clientId": id, "key": key}))
+        }
+        Lane::Connection if notification => return None,
+        Lane::Connection => crate::companion::auth::parse_pairing(params).map(
+            |(name, scopes)| json!({"name": name, "scopes": scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>()}),
+        ),
+        Lane::Transport => route.method.decode_params(discover_params(params.clone())),
+        Lane::Engine => route.method.decode_params(params.clone()),
+    })
 }

@@ -2,8 +2,9 @@
 //! (`0600`), stale-socket handling, removal on shutdown, and peers checked by their credentials
 //! (another user's connection is dropped at once).
 
+use crate::companion::unix::{ensure_private_dir, euid};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use tokio::net::{UnixListener, UnixStream};
 
@@ -27,50 +28,6 @@ impl Drop for SocketFile {
             let _ = std::fs::remove_file(&self.path);
         }
     }
-}
-
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-/// The default socket path: `$XDG_RUNTIME_DIR/bridge-companion/companion.sock`, or
-/// `<temp dir>/bridge-companion-<uid>/companion.sock` without it.
-pub fn default_socket_path() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(dir) if dir.is_absolute() => dir.join("bridge-companion").join("companion.sock"),
-        _ => std::env::temp_dir().join(format!("bridge-companion-{}", euid())).join("companion.sock"),
-    }
-}
-
-/// Makes sure `dir` is a private directory of the current user (CP-5-12): creates it (and
-/// missing parents) with mode `0700`, or checks an existing one. Errors
-/// (`PermissionDenied`): it is a symlink or not a directory, belongs to another user, or grants
-/// any access to group or others — it is never changed, only refused.
-pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
-    match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        }
-        Err(e) => return Err(e),
-        Ok(_) => {}
-    }
-    let md = std::fs::symlink_metadata(dir)?;
-    let refuse = |why: String| Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
-    if !md.file_type().is_dir() {
-        return refuse(format!("{} is not a directory (symlinks are refused)", dir.display()));
-    }
-    if md.uid() != euid() {
-        return refuse(format!("{} belongs to another user", dir.display()));
-    }
-    if md.mode() & 0o077 != 0 {
-        return refuse(format!(
-            "{} is accessible to group or others (mode {:o}); the socket needs a private directory (0700)",
-            dir.display(),
-            md.mode() & 0o777
-        ));
-    }
-    Ok(())
 }
 
 /// Binds a Unix socket at `path` in a private directory (CP-5-12): [`ensure_private_dir`] on
