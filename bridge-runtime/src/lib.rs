@@ -44,7 +44,7 @@ pub mod testing;
 
 pub use bridge_macros::{BridgeArgs, BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
 pub use catalog::capability::BridgeCapabilities;
-pub use catalog::{ActionHints, ActionSpec, BridgeArgs, Catalog};
+pub use catalog::{ActionHints, ActionSpec, BridgeArgs, Catalog, DescribeActions, DescribeWindow};
 pub use gui::{
     ActionContext, ActionError, Bridge, BridgeActions, BridgeBuilder, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner,
 };
@@ -54,6 +54,7 @@ pub use render::{FieldSet, Media, Notice, TableRow};
 /// Everything an app author needs in scope.
 pub mod prelude {
     pub use crate::catalog::capability::BridgeCapabilities;
+    pub use crate::catalog::{DescribeActions, DescribeWindow};
     pub use crate::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui};
     pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
     pub use crate::render::{FieldSet, Media, Notice, TableRow};
@@ -76,7 +77,8 @@ pub mod __private {
     pub use crate::catalog::args::require_args;
     pub use crate::catalog::decode::*;
     pub use crate::catalog::{
-        ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, ViewCsp, WindowMeta, WindowView,
+        ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, DescribeActions, DescribeWindow, ViewCsp,
+        WindowMeta, WindowView,
     };
     pub use crate::gui::{ActionContext, ActionError, BridgeActions, BridgeWindow, Rendered};
     pub use crate::model::{Block, FieldItem, Severity};
