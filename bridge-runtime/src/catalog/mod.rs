@@ -10,6 +10,7 @@ pub mod capability;
 pub(crate) mod decode;
 mod describe;
 pub mod schema;
+mod tool_name;
 mod view;
 
 pub use action::{ActionHints, ActionSpec};
@@ -19,6 +20,10 @@ pub use capability::{
     Fallback, FallbackReason, FieldProblem, InteractionType, QueueMode, QueuePolicy, Scope, SpecError, StyleSpec,
 };
 pub use describe::{DescribeActions, DescribeWindow};
+#[cfg(feature = "companion")]
+pub(crate) use tool_name::claims_companion;
+pub use tool_name::{APP_PREFIX, COMPANION_PREFIX, ToolName};
+pub(crate) use tool_name::{WINDOW_TOOL_SHAPE, claimed, is_window_handle};
 pub use view::{ViewCsp, ViewCspError, WindowView};
 
 use serde::Serialize;

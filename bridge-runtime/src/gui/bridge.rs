@@ -1,5 +1,6 @@
 use crate::catalog::Catalog;
-use crate::gui::ui::{Published, Ui};
+use crate::gui::published::{Listed, Published};
+use crate::gui::ui::Ui;
 use crate::gui::window::AnyActions;
 use crate::gui::{BridgeActions, BridgeWindow};
 use crate::model::{ErrorCode, ToolError, ToolResult};
@@ -156,11 +157,27 @@ impl Bridge {
     /// with `action_timeout`, having taken no effect (GB-7.4-7, OQ-GB-17). Once started it runs
     /// to completion and its real outcome is returned.
     pub async fn call_tool(&self, name: &str, args: Map<String, Value>) -> CallOutcome {
+        self.call(None, name, args).await
+    }
+
+    /// [`Bridge::call_tool`] of a tool an adapter already found in a published table, so the
+    /// operation does not look it up again.
+    pub(crate) async fn call_listed(&self, tool: Listed, args: Map<String, Value>) -> CallOutcome {
+        let named = tool.clone();
+        self.call(Some(tool), &named.entry().name, args).await
+    }
+
+    /// Runs the call of `name` (the `listed` tool, when the caller found it) on the UI.
+    async fn call(&self, listed: Option<Listed>, name: &str, args: Map<String, Value>) -> CallOutcome {
+        let run = move |ui: &mut Ui, name: &str| match &listed {
+            Some(tool) => ui.call_listed(tool.entry(), args),
+            None => ui.call_tool(name, args, false),
+        };
         if let Exec::Inline(ui) = &self.shared.exec {
             let Ok(mut ui) = tokio::time::timeout(self.shared.action_timeout, ui.lock()).await else {
                 return self.withdrawn(name);
             };
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ui.call_tool(name, args, false)));
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&mut ui, name)));
             return match ran {
                 Ok(result) => CallOutcome { result, published: ui.published() },
                 Err(_) => {
@@ -183,7 +200,7 @@ impl Bridge {
             if claim.compare_exchange(PENDING, CLAIMED, Ordering::AcqRel, Ordering::Acquire).is_err() {
                 return;
             }
-            let result = ui.call_tool(&name_owned, args, false);
+            let result = run(ui, &name_owned);
             let _ = tx.send(CallOutcome { result, published: ui.published() });
         }));
         let gone = || CallOutcome {

@@ -50,9 +50,13 @@ pub(crate) mod notify;
 mod server;
 mod transport;
 
+/// Tool-name prefix of companion capabilities (CP-1-4).
 #[cfg(feature = "companion")]
 #[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
-pub use companion::{COMPANION_PREFIX, CompanionTools, CompanionToolsExt, tool_name as companion_tool_name};
+pub use crate::catalog::COMPANION_PREFIX;
+#[cfg(feature = "companion")]
+#[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
+pub use companion::{CompanionTools, CompanionToolsExt, tool_name as companion_tool_name};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_http_on, serve_http_on_with};

@@ -4,7 +4,9 @@ use super::WINDOWS_URI;
 use super::apps::{self, Views};
 use super::mapping::{list_resources, read_windows, to_call_tool_result, to_mcp_tool};
 use super::notify::{Connection, Revs};
-use crate::gui::Bridge;
+#[cfg(feature = "companion")]
+use crate::catalog::claims_companion;
+use crate::gui::{Bridge, Published};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -308,20 +310,30 @@ impl ServerHandler for GuiBridgeServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let mut meta = apps::server_info_meta(self.bridge.identity());
+        let listed = Published::listed(&self.bridge.published(), &request.name);
         #[cfg(feature = "companion")]
-        if request.name.starts_with(super::COMPANION_PREFIX)
+        if listed.is_none()
             && let Some(companion) = super::companion::CompanionToolsExt::companion_tools(&self.bridge)
         {
-            let mut result = companion.call_or_unsupported(&request.name, args).await;
-            result.meta = Some(meta);
-            return Ok(result.into());
+            let resolved = companion.resolve(&request.name);
+            if resolved.is_some() || claims_companion(&request.name) {
+                let mut result = match resolved {
+                    Some(cap) => companion.call_resolved(&cap, args).await,
+                    None => super::companion::unsupported(&request.name),
+                };
+                result.meta = Some(meta);
+                return Ok(result.into());
+            }
         }
         // The window the tool acts on, as listed (`bridge/windowId`), so a view can follow it.
-        let window_id = self.bridge.published().tool(&request.name).and_then(|t| t.window_id.clone());
+        let window_id = listed.as_ref().and_then(|t| t.entry().window_id.clone());
         if let Some(id) = &window_id {
             meta.insert(apps::WINDOW_ID_META_KEY.to_owned(), id.clone().into());
         }
-        let outcome = self.bridge.call_tool(&request.name, args).await;
+        let outcome = match listed {
+            Some(tool) => self.bridge.call_listed(tool, args).await,
+            None => self.bridge.call_tool(&request.name, args).await,
+        };
         if let Err(e) = &outcome.result {
             tracing::debug!(tool = %request.name, code = %e.code, "tool call failed");
         }
