@@ -59,8 +59,6 @@ pub mod prelude {
     pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
     pub use crate::render::{FieldSet, Media, Notice, TableRow};
     // `BridgeArgs` is both the trait and its derive, as serde's `Serialize` is.
-    #[cfg(feature = "companion")]
-    pub use crate::mcp::CompanionToolsExt;
     pub use crate::{BridgeArgs, BridgeFields, BridgeRow};
     pub use crate::{bridge_action, bridge_actions, bridge_window};
     pub use schemars::JsonSchema;

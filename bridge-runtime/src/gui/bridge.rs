@@ -44,7 +44,6 @@ struct Shared {
     watch: watch::Receiver<Arc<Published>>,
     info: ServerIdentity,
     action_timeout: Duration,
-    extensions: Extensions,
 }
 
 /// How operations reach the [`Ui`].
@@ -57,12 +56,6 @@ enum Exec {
     /// item 1). The lock still runs operations one at a time, in arrival order (GB-10.1-3).
     Inline(Arc<tokio::sync::Mutex<Ui>>),
 }
-
-/// State that layers built on a [`Bridge`] attach to it, one value per type (as
-/// `http::Extensions` does for requests): the MCP layer keeps the companion tools there, so the
-/// GUI model needs to know nothing of MCP or the companion.
-#[derive(Default)]
-struct Extensions(RwLock<Vec<Arc<dyn std::any::Any + Send + Sync>>>);
 
 /// Name, version and instructions the server announces (GB-3-3, GB-8.1).
 #[derive(Debug, Clone)]
@@ -243,23 +236,6 @@ impl Bridge {
         self.shared.catalog.clone()
     }
 
-    /// Attaches `value` to this bridge (and all its clones), for a layer built on it; one value
-    /// per type. Returns `false`, changing nothing, if a value of that type is already attached.
-    pub fn set_extension<T: std::any::Any + Send + Sync>(&self, value: T) -> bool {
-        let mut all = self.shared.extensions.0.write().unwrap_or_else(|e| e.into_inner());
-        if all.iter().any(|v| v.is::<T>()) {
-            return false;
-        }
-        all.push(Arc::new(value));
-        true
-    }
-
-    /// The value of type `T` attached with [`set_extension`](Self::set_extension), if any.
-    pub fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        let all = self.shared.extensions.0.read().unwrap_or_else(|e| e.into_inner());
-        all.iter().find_map(|v| v.clone().downcast::<T>().ok())
-    }
-
     fn send(&self, cmd: Command) -> Result<(), OwnerGone> {
         match &self.shared.exec {
             Exec::Queue { tx, waker } => {
@@ -369,7 +345,6 @@ impl BridgeBuilder {
             watch,
             info: ServerIdentity { name: self.name, version: self.version, instructions },
             action_timeout: self.action_timeout,
-            extensions: Extensions::default(),
         });
         (Bridge { shared }, ui)
     }

@@ -10,12 +10,12 @@ use crate::catalog::{CapabilitySpec, Catalog, ToolName};
 use crate::companion::protocol::params::WaitParams;
 use crate::companion::protocol::results::WaitResult;
 use crate::companion::{ClientIdentity, CompanionError, Engine, ErrorCode, RequestSnapshot, RequestState};
-use crate::gui::Bridge;
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-/// The companion tools of one app: the engine and the identity MCP clients act as.
+/// The companion tools of one app: the engine and the identity MCP clients act as. Served by
+/// the MCP server they are composed into: `GuiBridgeServer::new(bridge).with_companion(tools)`.
 #[derive(Clone)]
 pub struct CompanionTools {
     engine: Engine,
@@ -25,29 +25,6 @@ pub struct CompanionTools {
 impl std::fmt::Debug for CompanionTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompanionTools").field("identity", &self.identity.id).finish_non_exhaustive()
-    }
-}
-
-/// Serving the companion's capabilities as MCP tools from a [`Bridge`]: `bridge.enable_companion_tools(engine,
-/// identity)` (in the prelude with the `companion` feature).
-pub trait CompanionToolsExt {
-    /// Also serves the companion's capabilities as MCP tools (`companion__{id}`, CP-1-4), every
-    /// call going through `engine` as `identity` — the same dispatcher, scopes, queue and
-    /// lifecycle as socket clients. The app decides (with its user) which scopes MCP clients
-    /// get. Can be set once; returns `false` if it was already set.
-    fn enable_companion_tools(&self, engine: Engine, identity: ClientIdentity) -> bool;
-
-    /// The companion tools, when enabled.
-    fn companion_tools(&self) -> Option<Arc<CompanionTools>>;
-}
-
-impl CompanionToolsExt for Bridge {
-    fn enable_companion_tools(&self, engine: Engine, identity: ClientIdentity) -> bool {
-        self.set_extension(CompanionTools::new(engine, identity))
-    }
-
-    fn companion_tools(&self) -> Option<Arc<CompanionTools>> {
-        self.extension::<CompanionTools>()
     }
 }
 
