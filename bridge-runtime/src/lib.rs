@@ -97,7 +97,7 @@ pub mod __private {
 }
 
 /// Entry points for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test
-/// (feature `fuzzing`, which implies `companion`; issue #10). Not public API: crate-private
+/// (feature `fuzzing`, which implies `companion`). Not public API: crate-private
 /// paths exposed as they are, nothing else. The tools and schema targets need no entry here:
 /// they drive `testing::TestApp` and [`catalog::schema`].
 #[cfg(all(unix, feature = "fuzzing"))]

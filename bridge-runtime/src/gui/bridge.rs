@@ -52,8 +52,8 @@ enum Exec {
     /// a GUI's event loop, or the fallback thread.
     Queue { tx: mpsc::UnboundedSender<Command>, waker: Option<Waker> },
     /// The headless owner ([`BridgeBuilder::spawn_headless`]): the operation runs on the calling
-    /// task under a fair (FIFO) lock, so there is no trip to another thread and back (issue #10
-    /// item 1). The lock still runs operations one at a time, in arrival order (GB-10.1-3).
+    /// task under a fair (FIFO) lock, so there is no trip to another thread and back. The lock
+    /// still runs operations one at a time, in arrival order (GB-10.1-3).
     Inline(Arc<tokio::sync::Mutex<Ui>>),
 }
 
@@ -277,7 +277,7 @@ impl BridgeBuilder {
         self
     }
 
-    /// Registers window type `W` with `view` as its MCP Apps view (issue #8, MA-6): the same as
+    /// Registers window type `W` with `view` as its MCP Apps view (MA-6): the same as
     /// `#[bridge_window(view = "…")]`, for HTML built in code or bundled into `OUT_DIR` by a
     /// build script (`WindowView::html(include_str!(concat!(env!("OUT_DIR"), "/view.html")))`).
     /// Replaces a view the attribute declared. Errors: a CSP entry that is not an `https://`
@@ -305,7 +305,7 @@ impl BridgeBuilder {
     /// Re-render every window after every operation, as if every window type were
     /// `#[bridge_window(shared_state)]` (default `false`): for apps whose windows read shared
     /// state everywhere. It costs O(open windows) per operation instead of O(what changed) (see
-    /// [`Ui`](crate::gui::Ui#which-windows-are-re-rendered); issue #10 item 2).
+    /// [`Ui`](crate::gui::Ui#which-windows-are-re-rendered)).
     pub fn render_every_window(mut self, on: bool) -> Self {
         self.render_all = on;
         self
@@ -390,7 +390,7 @@ impl BridgeBuilder {
     /// first, on this thread (open the initial windows). Operations then run on the task that
     /// asks for them ([`Bridge::call_tool`], [`Bridge::run`]), one at a time under a fair lock,
     /// in arrival order (GB-10.1-3): no thread of its own and no hop to one, so a call costs
-    /// what a hand-written server's would (issue #10 item 1). An operation blocks its tokio
+    /// what a hand-written server's would. An operation blocks its tokio
     /// worker while it runs, as any synchronous handler does.
     pub fn spawn_headless(self, setup: impl FnOnce(&mut Ui) + Send + 'static) -> Bridge {
         let (bridge, _) = self.build_with(|ui| {

@@ -1,7 +1,7 @@
 //! Streamable HTTP at `/mcp` (feature `http`): loopback only unless allowed, `Host` and
 //! `Origin` allowlists, strict 2026-07-28 wire rules in a thin layer in front of rmcp
 //! (MA-8-1 to MA-8-4, legacy `DELETE` answered 204), and caps on legacy sessions and
-//! `subscriptions/listen` streams (issue #10 item 4).
+//! `subscriptions/listen` streams.
 
 mod sessions;
 mod strict;
@@ -22,7 +22,7 @@ use tokio::net::TcpListener;
 /// | [`max_sessions`](HttpOptions::max_sessions) | [`HttpOptions::DEFAULT_MAX_SESSIONS`] = 32 |
 /// | [`max_listen_streams`](HttpOptions::max_listen_streams) | [`HttpOptions::DEFAULT_MAX_LISTEN_STREAMS`] = 64 |
 ///
-/// The caps keep the server's memory bounded whatever clients do (issue #10 item 4). A legacy
+/// The caps keep the server's memory bounded whatever clients do. A legacy
 /// session costs about 58 KiB of server memory, most of it rmcp's per-session channels, and
 /// under churn (sessions evicted and replaced) about 110 KiB per slot of the cap (measured:
 /// BENCHMARKS.md, "Bounded under load"). The default cap keeps a flood of `initialize`s near 2×

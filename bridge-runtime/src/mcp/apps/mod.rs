@@ -361,7 +361,7 @@ mod tests {
 
     #[test]
     fn view_uri_follows_the_catalog() {
-        // "the URI and content change when the catalog changes" (issue #8; MA-7-4).
+        // "the URI and content change when the catalog changes" (MA-7-4).
         let a = build_table(&identity(), "{\"windows\":[]}", &[]);
         let b = build_table(&identity(), "{\"windows\":[1]}", &[]);
         let a2 = build_table(&identity(), "{\"windows\":[]}", &[]);
