@@ -46,10 +46,13 @@ pub(crate) fn window(krate: &Path, ident: &Ident, generics: &Generics) -> TokenS
     let (_, ty_generics, _) = generics.split_for_impl();
     let stub = quote! {
         #[allow(unused_qualifications)]
-        impl #impl_generics #krate::__private::BridgeWindow for #ident #ty_generics #where_clause {
+        impl #impl_generics #krate::__private::DescribeWindow for #ident #ty_generics #where_clause {
             fn window_meta() -> #krate::__private::WindowMeta {
                 ::core::unreachable!()
             }
+        }
+        #[allow(unused_qualifications)]
+        impl #impl_generics #krate::__private::BridgeWindow for #ident #ty_generics #where_clause {
             fn render(&self) -> #krate::__private::Rendered {
                 ::core::unreachable!()
             }
@@ -68,10 +71,13 @@ pub(crate) fn actions(krate: &Path, self_ty: &Type, generics: &Generics) -> Toke
     let self_ty = to_static(self_ty.to_token_stream(), &lifetimes);
     quote! {
         #[allow(unused_qualifications)]
-        impl #impl_generics #p::BridgeActions for #self_ty #where_clause {
+        impl #impl_generics #p::DescribeActions for #self_ty #where_clause {
             fn action_specs_for(_: bool) -> ::std::vec::Vec<#p::ActionSpec> {
                 ::core::unreachable!()
             }
+        }
+        #[allow(unused_qualifications)]
+        impl #impl_generics #p::BridgeActions for #self_ty #where_clause {
             fn action_available(&self, _: &str) -> bool {
                 ::core::unreachable!()
             }

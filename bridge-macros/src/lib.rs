@@ -22,7 +22,8 @@ mod valid;
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
-/// Turns a struct into a window type: `impl BridgeWindow` (`window_meta` + `render`).
+/// Turns a struct into a window type: `impl DescribeWindow` (`window_meta`, what the catalog
+/// reads) and `impl BridgeWindow` (`render`).
 ///
 /// ```rust,ignore
 /// #[bridge_window(title = "Order Editor", summary = "Editing order {order_no} for {form.recipient}")]
@@ -76,7 +77,7 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 }
 
 /// Turns the `#[bridge_action]` methods of an inherent `impl` block into an action set:
-/// `impl BridgeActions`. On a window type the actions are its tools `{winId}__{action}`; on
+/// `impl DescribeActions` (the specs) and `impl BridgeActions`. On a window type the actions are its tools `{winId}__{action}`; on
 /// the app type (`Bridge::builder(..).app(app)`) they are `app__{action}`. Other methods stay
 /// as they are; `#[bridge_actions] impl T {}` declares no actions. Optional `crate = path`.
 ///

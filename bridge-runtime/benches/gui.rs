@@ -12,7 +12,9 @@
 #[path = "../tests/it/support/mcp.rs"]
 mod mcp_support;
 
-use bridge_runtime::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, WindowMeta};
+use bridge_runtime::catalog::{
+    ActionHints, ActionSpec, BlockKind, BlockSpec, DescribeActions, DescribeWindow, WindowMeta,
+};
 use bridge_runtime::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered};
 use bridge_runtime::model::{Block, FieldItem, Severity};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -32,7 +34,7 @@ struct Big {
     value: String,
 }
 
-impl BridgeWindow for Big {
+impl DescribeWindow for Big {
     fn window_meta() -> WindowMeta {
         WindowMeta {
             type_name: "Big".into(),
@@ -48,6 +50,9 @@ impl BridgeWindow for Big {
                 .collect(),
         }
     }
+}
+
+impl BridgeWindow for Big {
     fn render(&self) -> Rendered {
         let blocks = (0..20)
             .map(|i| match i % 4 {
@@ -82,7 +87,7 @@ impl BridgeWindow for Big {
     }
 }
 
-impl BridgeActions for Big {
+impl DescribeActions for Big {
     fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
         vec![
             ActionSpec::new("edit").description("Edit a value").params::<EditParams>().finish(window_level),
@@ -93,6 +98,9 @@ impl BridgeActions for Big {
             ActionSpec::new("close").description("Close").finish(window_level),
         ]
     }
+}
+
+impl BridgeActions for Big {
     fn action_available(&self, _: &str) -> bool {
         true
     }

@@ -40,10 +40,10 @@
 //! and commit the result. [`write_all`] and [`check_all`] are the building blocks if you prefer
 //! a `build.rs`, an xtask or a CLI flag instead.
 
-use crate::catalog::{Catalog, Scope};
+use crate::catalog::{Catalog, Scope, ToolName};
 #[cfg(feature = "companion")]
 use crate::companion::openrpc;
-use crate::gui::{APP_PREFIX, ToolEntry};
+use crate::gui::ToolEntry;
 use crate::mcp::to_mcp_tool;
 use serde_json::{Value, json};
 use std::fmt;
@@ -78,6 +78,9 @@ pub const UPDATE_ENV_VARS: [&str; 2] = ["BRIDGE_EXPORT", "UPDATE_CATALOG"];
 
 /// Placeholder for the run-time window id in `mcp-tools.json` tool names: `{winId}__{action}`.
 pub const WINDOW_ID_PLACEHOLDER: &str = "{winId}";
+
+/// Placeholder for the action in the tool-name shapes of `mcp-tools.json`.
+const ACTION_PLACEHOLDER: &str = "{action}";
 
 /// What [`write_all`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -273,19 +276,8 @@ pub fn mcp_tools(catalog: &Catalog) -> Value {
         .windows()
         .iter()
         .map(|w| {
-            let tools: Vec<Value> = w
-                .actions
-                .iter()
-                .map(|a| {
-                    tool(ToolEntry {
-                        name: format!("{WINDOW_ID_PLACEHOLDER}__{}", a.name),
-                        window_id: Some(WINDOW_ID_PLACEHOLDER.to_owned()),
-                        window_title: Some(w.meta.title.clone()),
-                        action: a.clone(),
-                        window_type: Some(w.clone()),
-                    })
-                })
-                .collect();
+            let tools: Vec<Value> =
+                w.actions.iter().map(|a| tool(ToolEntry::window(WINDOW_ID_PLACEHOLDER, &w.meta.title, w, a))).collect();
             json!({
                 "typeName": w.meta.type_name,
                 "title": w.meta.title,
@@ -295,24 +287,12 @@ pub fn mcp_tools(catalog: &Catalog) -> Value {
         })
         .collect();
     let app = catalog.app().map(|app| {
-        let tools: Vec<Value> = app
-            .actions
-            .iter()
-            .map(|a| {
-                tool(ToolEntry {
-                    name: format!("{APP_PREFIX}__{}", a.name),
-                    window_id: None,
-                    window_title: None,
-                    action: a.clone(),
-                    window_type: None,
-                })
-            })
-            .collect();
+        let tools: Vec<Value> = app.actions.iter().map(|a| tool(ToolEntry::app(a))).collect();
         json!({"typeName": app.type_name, "conditionalActions": conditional(&app.actions), "tools": tools})
     });
     json!({
-        "windowToolName": format!("{WINDOW_ID_PLACEHOLDER}__{{action}}"),
-        "appToolName": format!("{APP_PREFIX}__{{action}}"),
+        "windowToolName": ToolName::window(WINDOW_ID_PLACEHOLDER, ACTION_PLACEHOLDER).to_string(),
+        "appToolName": ToolName::app(ACTION_PLACEHOLDER).to_string(),
         "windows": windows,
         "app": app,
     })

@@ -44,7 +44,7 @@ pub mod testing;
 
 pub use bridge_macros::{BridgeArgs, BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
 pub use catalog::capability::BridgeCapabilities;
-pub use catalog::{ActionHints, ActionSpec, BridgeArgs, Catalog};
+pub use catalog::{ActionHints, ActionSpec, BridgeArgs, Catalog, DescribeActions, DescribeWindow};
 pub use gui::{
     ActionContext, ActionError, Bridge, BridgeActions, BridgeBuilder, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner,
 };
@@ -54,12 +54,11 @@ pub use render::{FieldSet, Media, Notice, TableRow};
 /// Everything an app author needs in scope.
 pub mod prelude {
     pub use crate::catalog::capability::BridgeCapabilities;
+    pub use crate::catalog::{DescribeActions, DescribeWindow};
     pub use crate::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui};
     pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
     pub use crate::render::{FieldSet, Media, Notice, TableRow};
     // `BridgeArgs` is both the trait and its derive, as serde's `Serialize` is.
-    #[cfg(feature = "companion")]
-    pub use crate::mcp::CompanionToolsExt;
     pub use crate::{BridgeArgs, BridgeFields, BridgeRow};
     pub use crate::{bridge_action, bridge_actions, bridge_window};
     pub use schemars::JsonSchema;
@@ -76,7 +75,8 @@ pub mod __private {
     pub use crate::catalog::args::require_args;
     pub use crate::catalog::decode::*;
     pub use crate::catalog::{
-        ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, ViewCsp, WindowMeta, WindowView,
+        ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, DescribeActions, DescribeWindow, ViewCsp,
+        WindowMeta, WindowView,
     };
     pub use crate::gui::{ActionContext, ActionError, BridgeActions, BridgeWindow, Rendered};
     pub use crate::model::{Block, FieldItem, Severity};
@@ -97,7 +97,7 @@ pub mod __private {
 }
 
 /// Entry points for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test
-/// (feature `fuzzing`, which implies `companion`; issue #10). Not public API: crate-private
+/// (feature `fuzzing`, which implies `companion`). Not public API: crate-private
 /// paths exposed as they are, nothing else. The tools and schema targets need no entry here:
 /// they drive `testing::TestApp` and [`catalog::schema`].
 #[cfg(all(unix, feature = "fuzzing"))]

@@ -1,25 +1,24 @@
-//! The zoo app as one value: the bridge with the `zoo` window open and the companion tools on,
-//! shared by `main.rs` and the rules test (`tests/it/schema_rules.rs`).
+//! The zoo app as one value: the MCP server of the bridge with the `zoo` window open and the
+//! companion tools on, shared by `main.rs` and the rules test (`tests/it/schema_rules.rs`).
 
 use crate::{outline, zoo};
 use bridge_runtime::catalog::{CharacterSpec, Scope};
 use bridge_runtime::companion::{ClientIdentity, Engine};
+use bridge_runtime::mcp::{CompanionTools, GuiBridgeServer};
 use bridge_runtime::prelude::*;
 
-/// The running zoo: window `zoo` (tools `zoo__*`) and `companion__outline_sort`, which MCP
-/// clients may use with the scopes `discover` and `interact`. Needs a Tokio runtime.
-pub fn bridge() -> Result<Bridge, Box<dyn std::error::Error>> {
+/// The running zoo, served over MCP: window `zoo` (tools `zoo__*`) and
+/// `companion__outline_sort`, which MCP clients may use with the scopes `discover` and
+/// `interact`. Needs a Tokio runtime.
+pub fn server() -> Result<GuiBridgeServer, Box<dyn std::error::Error>> {
     let bridge = bridge_runtime::Bridge::builder("schema-zoo", env!("CARGO_PKG_VERSION"))
         .window::<zoo::Zoo>()
         .spawn_headless(|ui| {
             ui.open(zoo::Zoo::default(), OpenOptions::window().with_id("zoo"));
         });
     let engine = companion(&bridge)?;
-    bridge.enable_companion_tools(
-        engine,
-        ClientIdentity::external("mcp", "MCP host", [Scope::Discover, Scope::Interact]),
-    );
-    Ok(bridge)
+    let identity = ClientIdentity::external("mcp", "MCP host", [Scope::Discover, Scope::Interact]);
+    Ok(GuiBridgeServer::new(bridge).with_companion(CompanionTools::new(engine, identity)))
 }
 
 /// A companion engine on the bridge's own registry: the `outline.sort` capability, one

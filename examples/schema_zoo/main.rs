@@ -23,13 +23,13 @@ async fn main() {
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .init();
-    let bridge = app::bridge().unwrap_or_else(|e| {
+    let server = app::server().unwrap_or_else(|e| {
         eprintln!("schema_zoo: {e}");
         std::process::exit(1);
     });
     let args: Vec<String> = std::env::args().skip(1).collect();
     let served = match args.as_slice() {
-        [] => bridge_runtime::mcp::serve_stdio(bridge).await,
+        [] => bridge_runtime::mcp::serve_stdio(server).await,
         [flag, addr] if flag == "--http" => {
             let addr: std::net::SocketAddr = addr.parse().unwrap_or_else(|e| {
                 eprintln!("schema_zoo: --http {addr}: {e} (expected e.g. 127.0.0.1:8766)");
@@ -41,7 +41,7 @@ async fn main() {
                 std::process::exit(1);
             });
             eprintln!("schema_zoo: serving MCP at http://{addr}/mcp (Ctrl-C to stop)");
-            bridge_runtime::mcp::serve_http_on(bridge, listener).await
+            bridge_runtime::mcp::serve_http_on(server, listener).await
         }
         _ => {
             eprintln!("usage: schema_zoo [--http 127.0.0.1:PORT]");

@@ -12,7 +12,7 @@ use crate::zoo_app;
 use bridge_runtime::Bridge;
 use bridge_runtime::companion::{ClientIdentity, Engine, ScriptedPresenter, SqliteStore};
 use bridge_runtime::export;
-use bridge_runtime::mcp::{CompanionToolsExt, GuiBridgeServer};
+use bridge_runtime::mcp::{CompanionTools, GuiBridgeServer};
 use rmcp::model::ProtocolVersion;
 use rmcp::service::ClientLifecycleMode;
 use rmcp::{ClientServiceExt, ServiceExt};
@@ -220,10 +220,10 @@ fn check_exports(rules: &mut Rules, app: &str, catalog: &bridge_runtime::Catalog
 }
 
 /// `tools/list` as an rmcp client sees it, in both eras.
-async fn check_tools_list(rules: &mut Rules, app: &str, bridge: &Bridge) {
+async fn check_tools_list(rules: &mut Rules, app: &str, server: &GuiBridgeServer) {
     for modern in [false, true] {
         let (client_io, server_io) = tokio::io::duplex(1 << 22);
-        let server = GuiBridgeServer::new(bridge.clone());
+        let server = server.clone();
         tokio::spawn(async move {
             if let Ok(running) = server.serve(server_io).await {
                 let _ = running.waiting().await;
@@ -254,7 +254,7 @@ async fn check_tools_list(rules: &mut Rules, app: &str, bridge: &Bridge) {
 async fn order_editor_schemas_obey_the_rules() {
     let bridge = app::build(100).spawn_headless(|ui| app::open_initial(ui, 100));
     let mut rules = Rules::default();
-    check_tools_list(&mut rules, "order_editor", &bridge).await;
+    check_tools_list(&mut rules, "order_editor", &GuiBridgeServer::new(bridge.clone())).await;
     check_exports(&mut rules, "order_editor", &bridge.catalog());
     rules.assert_clean(30);
 }
@@ -263,10 +263,10 @@ async fn order_editor_schemas_obey_the_rules() {
 // capability with recursive params and result — as served in both eras and as exported.
 #[tokio::test]
 async fn schema_zoo_schemas_obey_the_rules() {
-    let bridge = zoo_app::bridge().expect("the zoo");
+    let server = zoo_app::server().expect("the zoo");
     let mut rules = Rules::default();
-    check_tools_list(&mut rules, "schema_zoo", &bridge).await;
-    check_exports(&mut rules, "schema_zoo", &bridge.catalog());
+    check_tools_list(&mut rules, "schema_zoo", &server).await;
+    check_exports(&mut rules, "schema_zoo", &server.bridge().catalog());
     rules.assert_clean(60);
 }
 
@@ -282,9 +282,10 @@ async fn desk_companion_schemas_obey_the_rules() {
         .presenter(presenter)
         .start()
         .unwrap();
-    assert!(bridge.enable_companion_tools(engine, ClientIdentity::host("mcp", "MCP host")));
+    let server = GuiBridgeServer::new(bridge.clone())
+        .with_companion(CompanionTools::new(engine, ClientIdentity::host("mcp", "MCP host")));
     let mut rules = Rules::default();
-    check_tools_list(&mut rules, "desk_companion", &bridge).await;
+    check_tools_list(&mut rules, "desk_companion", &server).await;
     check_exports(&mut rules, "desk_companion", &bridge.catalog());
     rules.assert_clean(30);
 }

@@ -1,5 +1,6 @@
-//! `#[bridge_actions]` → `impl BridgeActions` (specs, availability, invocation) plus one hidden
-//! parameter struct per action, whose derived `JsonSchema` is the action's `inputSchema`.
+//! `#[bridge_actions]` → `impl DescribeActions` (the specs: what the catalog reads) and
+//! `impl BridgeActions` (availability, invocation), plus one hidden parameter struct per action,
+//! whose derived `JsonSchema` is the action's `inputSchema`.
 //!
 //! Arguments are read one parameter at a time (`ParamReader`), so every bad parameter is
 //! reported with its name (GB-7.3-1), and a parameter type that is not `DeserializeOwned` is
@@ -90,12 +91,15 @@ pub(crate) fn actions(a: &Actions) -> TokenStream {
             #(#structs)*
 
             #[automatically_derived]
-            impl #impl_generics #p::BridgeActions for #self_ty #where_clause {
+            impl #impl_generics #p::DescribeActions for #self_ty #where_clause {
                 fn action_specs_for(__window_level: bool) -> ::std::vec::Vec<#p::ActionSpec> {
                     #(#args_checks)*
                     #specs
                 }
+            }
 
+            #[automatically_derived]
+            impl #impl_generics #p::BridgeActions for #self_ty #where_clause {
                 fn action_available(&self, __action: &str) -> bool {
                     #available
                 }

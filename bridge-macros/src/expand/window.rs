@@ -1,4 +1,5 @@
-//! `#[bridge_window]` → `impl BridgeWindow` (`window_meta` + `render`).
+//! `#[bridge_window]` → `impl DescribeWindow` (`window_meta`, the view, shared state: what the
+//! catalog reads) and `impl BridgeWindow` (`render`).
 
 use super::{call_with_self, inferred_bound, private, respan, where_clause};
 use crate::ast::{Block, Window};
@@ -76,7 +77,7 @@ pub(crate) fn window(w: &Window) -> TokenStream {
             #(#checks)*
 
             #[automatically_derived]
-            impl #impl_generics #p::BridgeWindow for #ident #ty_generics #where_clause {
+            impl #impl_generics #p::DescribeWindow for #ident #ty_generics #where_clause {
                 fn window_meta() -> #p::WindowMeta {
                     #p::WindowMeta {
                         type_name: #type_name_value,
@@ -88,7 +89,10 @@ pub(crate) fn window(w: &Window) -> TokenStream {
                 #view
 
                 #shared_state
+            }
 
+            #[automatically_derived]
+            impl #impl_generics #p::BridgeWindow for #ident #ty_generics #where_clause {
                 fn render(&self) -> #p::Rendered {
                     #blocks_init
                     #p::Rendered { title: #title, summary: #summary, blocks: __blocks }

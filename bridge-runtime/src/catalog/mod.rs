@@ -8,7 +8,9 @@ mod action;
 pub(crate) mod args;
 pub mod capability;
 pub(crate) mod decode;
+mod describe;
 pub mod schema;
+mod tool_name;
 mod view;
 
 pub use action::{ActionHints, ActionSpec};
@@ -17,6 +19,11 @@ pub use capability::{
     CancelBehavior, CapabilityBuilder, CapabilityKind, CapabilityLimits, CapabilitySpec, CharacterSpec, Completion,
     Fallback, FallbackReason, FieldProblem, InteractionType, QueueMode, QueuePolicy, Scope, SpecError, StyleSpec,
 };
+pub use describe::{DescribeActions, DescribeWindow};
+#[cfg(feature = "companion")]
+pub(crate) use tool_name::claims_companion;
+pub use tool_name::{APP_PREFIX, COMPANION_PREFIX, ToolName};
+pub(crate) use tool_name::{WINDOW_TOOL_SHAPE, claimed, is_window_handle};
 pub use view::{ViewCsp, ViewCspError, WindowView};
 
 use serde::Serialize;
@@ -132,9 +139,9 @@ impl AppSpec {
     }
 }
 
-/// The registry of everything an app exposes. Built once by [`crate::BridgeBuilder`];
-/// window types opened later are added on first use (their description comes from the same
-/// generated code, never from a second list).
+/// The registry of everything an app exposes. Built once by the GUI's bridge builder; window
+/// types opened later are added on first use (their description comes from the same generated
+/// code, [`DescribeWindow`] and [`DescribeActions`], never from a second list).
 #[derive(Debug, Default)]
 pub struct Catalog {
     app: Option<Arc<AppSpec>>,
@@ -185,7 +192,7 @@ impl Catalog {
     }
 
     /// Registers the app-level action set.
-    pub fn set_app<A: crate::BridgeActions>(&mut self) -> Arc<AppSpec> {
+    pub fn set_app<A: DescribeActions>(&mut self) -> Arc<AppSpec> {
         let spec = Arc::new(AppSpec {
             type_name: short_type_name::<A>(),
             actions: A::action_specs_for(false).into_iter().map(Arc::new).collect(),
@@ -195,7 +202,7 @@ impl Catalog {
     }
 
     /// Registers window type `W` (idempotent) and returns its spec.
-    pub fn register<W: crate::BridgeWindow + crate::BridgeActions>(&mut self) -> Arc<WindowSpec> {
+    pub fn register<W: DescribeWindow + DescribeActions + 'static>(&mut self) -> Arc<WindowSpec> {
         if let Some(spec) = self.by_type.get(&TypeId::of::<W>()) {
             return spec.clone();
         }
@@ -210,10 +217,10 @@ impl Catalog {
     }
 
     /// Registers window type `W` (if it is not yet) and makes `view` its MCP Apps view,
-    /// replacing the one `#[bridge_window(view = …)]` declared, if any (issue #8). Errors: a
-    /// CSP entry that is not an `https://` origin ([`ViewCsp::check`]); the catalog is then
+    /// replacing the one `#[bridge_window(view = …)]` declared, if any (MA-6). Errors: a CSP
+    /// entry that is not an `https://` origin ([`ViewCsp::check`]); the catalog is then
     /// unchanged.
-    pub fn set_window_view<W: crate::BridgeWindow + crate::BridgeActions>(
+    pub fn set_window_view<W: DescribeWindow + DescribeActions + 'static>(
         &mut self,
         view: WindowView,
     ) -> Result<Arc<WindowSpec>, ViewCspError> {

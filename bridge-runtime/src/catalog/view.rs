@@ -1,5 +1,5 @@
 //! A window type's own MCP Apps view: the author's HTML and its content-security policy
-//! (issue #8, MA-6, MA-9).
+//! (MA-6, MA-9).
 //!
 //! Declared with `#[bridge_window(view = "views/order.html")]` or
 //! `#[bridge_window(view(file = "…", resource_domains = ["https://…"]))]`, or in code with

@@ -1,5 +1,6 @@
 use crate::catalog::Catalog;
-use crate::gui::ui::{Published, Ui};
+use crate::gui::published::{Listed, Published};
+use crate::gui::ui::Ui;
 use crate::gui::window::AnyActions;
 use crate::gui::{BridgeActions, BridgeWindow};
 use crate::model::{ErrorCode, ToolError, ToolResult};
@@ -43,7 +44,6 @@ struct Shared {
     watch: watch::Receiver<Arc<Published>>,
     info: ServerIdentity,
     action_timeout: Duration,
-    extensions: Extensions,
 }
 
 /// How operations reach the [`Ui`].
@@ -52,16 +52,10 @@ enum Exec {
     /// a GUI's event loop, or the fallback thread.
     Queue { tx: mpsc::UnboundedSender<Command>, waker: Option<Waker> },
     /// The headless owner ([`BridgeBuilder::spawn_headless`]): the operation runs on the calling
-    /// task under a fair (FIFO) lock, so there is no trip to another thread and back (issue #10
-    /// item 1). The lock still runs operations one at a time, in arrival order (GB-10.1-3).
+    /// task under a fair (FIFO) lock, so there is no trip to another thread and back. The lock
+    /// still runs operations one at a time, in arrival order (GB-10.1-3).
     Inline(Arc<tokio::sync::Mutex<Ui>>),
 }
-
-/// State that layers built on a [`Bridge`] attach to it, one value per type (as
-/// `http::Extensions` does for requests): the MCP layer keeps the companion tools there, so the
-/// GUI model needs to know nothing of MCP or the companion.
-#[derive(Default)]
-struct Extensions(RwLock<Vec<Arc<dyn std::any::Any + Send + Sync>>>);
 
 /// Name, version and instructions the server announces (GB-3-3, GB-8.1).
 #[derive(Debug, Clone)]
@@ -156,11 +150,27 @@ impl Bridge {
     /// with `action_timeout`, having taken no effect (GB-7.4-7, OQ-GB-17). Once started it runs
     /// to completion and its real outcome is returned.
     pub async fn call_tool(&self, name: &str, args: Map<String, Value>) -> CallOutcome {
+        self.call(None, name, args).await
+    }
+
+    /// [`Bridge::call_tool`] of a tool an adapter already found in a published table, so the
+    /// operation does not look it up again.
+    pub(crate) async fn call_listed(&self, tool: Listed, args: Map<String, Value>) -> CallOutcome {
+        let named = tool.clone();
+        self.call(Some(tool), &named.entry().name, args).await
+    }
+
+    /// Runs the call of `name` (the `listed` tool, when the caller found it) on the UI.
+    async fn call(&self, listed: Option<Listed>, name: &str, args: Map<String, Value>) -> CallOutcome {
+        let run = move |ui: &mut Ui, name: &str| match &listed {
+            Some(tool) => ui.call_listed(tool.entry(), args),
+            None => ui.call_tool(name, args, false),
+        };
         if let Exec::Inline(ui) = &self.shared.exec {
             let Ok(mut ui) = tokio::time::timeout(self.shared.action_timeout, ui.lock()).await else {
                 return self.withdrawn(name);
             };
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ui.call_tool(name, args, false)));
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&mut ui, name)));
             return match ran {
                 Ok(result) => CallOutcome { result, published: ui.published() },
                 Err(_) => {
@@ -183,7 +193,7 @@ impl Bridge {
             if claim.compare_exchange(PENDING, CLAIMED, Ordering::AcqRel, Ordering::Acquire).is_err() {
                 return;
             }
-            let result = ui.call_tool(&name_owned, args, false);
+            let result = run(ui, &name_owned);
             let _ = tx.send(CallOutcome { result, published: ui.published() });
         }));
         let gone = || CallOutcome {
@@ -224,23 +234,6 @@ impl Bridge {
     /// that MCP tools, `capabilities.list` and exports come from one registry (CP-2-13).
     pub fn catalog_handle(&self) -> Arc<RwLock<Catalog>> {
         self.shared.catalog.clone()
-    }
-
-    /// Attaches `value` to this bridge (and all its clones), for a layer built on it; one value
-    /// per type. Returns `false`, changing nothing, if a value of that type is already attached.
-    pub fn set_extension<T: std::any::Any + Send + Sync>(&self, value: T) -> bool {
-        let mut all = self.shared.extensions.0.write().unwrap_or_else(|e| e.into_inner());
-        if all.iter().any(|v| v.is::<T>()) {
-            return false;
-        }
-        all.push(Arc::new(value));
-        true
-    }
-
-    /// The value of type `T` attached with [`set_extension`](Self::set_extension), if any.
-    pub fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<Arc<T>> {
-        let all = self.shared.extensions.0.read().unwrap_or_else(|e| e.into_inner());
-        all.iter().find_map(|v| v.clone().downcast::<T>().ok())
     }
 
     fn send(&self, cmd: Command) -> Result<(), OwnerGone> {
@@ -284,7 +277,7 @@ impl BridgeBuilder {
         self
     }
 
-    /// Registers window type `W` with `view` as its MCP Apps view (issue #8, MA-6): the same as
+    /// Registers window type `W` with `view` as its MCP Apps view (MA-6): the same as
     /// `#[bridge_window(view = "…")]`, for HTML built in code or bundled into `OUT_DIR` by a
     /// build script (`WindowView::html(include_str!(concat!(env!("OUT_DIR"), "/view.html")))`).
     /// Replaces a view the attribute declared. Errors: a CSP entry that is not an `https://`
@@ -312,7 +305,7 @@ impl BridgeBuilder {
     /// Re-render every window after every operation, as if every window type were
     /// `#[bridge_window(shared_state)]` (default `false`): for apps whose windows read shared
     /// state everywhere. It costs O(open windows) per operation instead of O(what changed) (see
-    /// [`Ui`](crate::gui::Ui#which-windows-are-re-rendered); issue #10 item 2).
+    /// [`Ui`](crate::gui::Ui#which-windows-are-re-rendered)).
     pub fn render_every_window(mut self, on: bool) -> Self {
         self.render_all = on;
         self
@@ -352,7 +345,6 @@ impl BridgeBuilder {
             watch,
             info: ServerIdentity { name: self.name, version: self.version, instructions },
             action_timeout: self.action_timeout,
-            extensions: Extensions::default(),
         });
         (Bridge { shared }, ui)
     }
@@ -398,7 +390,7 @@ impl BridgeBuilder {
     /// first, on this thread (open the initial windows). Operations then run on the task that
     /// asks for them ([`Bridge::call_tool`], [`Bridge::run`]), one at a time under a fair lock,
     /// in arrival order (GB-10.1-3): no thread of its own and no hop to one, so a call costs
-    /// what a hand-written server's would (issue #10 item 1). An operation blocks its tokio
+    /// what a hand-written server's would. An operation blocks its tokio
     /// worker while it runs, as any synchronous handler does.
     pub fn spawn_headless(self, setup: impl FnOnce(&mut Ui) + Send + 'static) -> Bridge {
         let (bridge, _) = self.build_with(|ui| {

@@ -59,8 +59,8 @@ pub(crate) enum Op {
     },
 }
 
-/// Allocates external window ids: name-safe, at most [`IdAllocator::MAX_HANDLE_LEN`] chars, never
-/// containing `__`, never `app`, never reused (GB-10.3-1, GB-12.4-3, OQ-GB-13).
+/// Allocates external window ids: handles as [`is_handle_safe`] describes them (never `app` or
+/// `companion`, never containing `__`), never reused (GB-10.3-1, GB-12.4-3, OQ-GB-13).
 #[derive(Debug, Default)]
 pub(crate) struct IdAllocator {
     next: u64,
@@ -69,9 +69,6 @@ pub(crate) struct IdAllocator {
 }
 
 impl IdAllocator {
-    /// Longest handle: 14 + `__` + a 48-char action = 64, MCP's tool-name limit.
-    pub(crate) const MAX_HANDLE_LEN: usize = 14;
-
     pub(crate) fn alloc(&mut self, internal: Option<&str>) -> String {
         if let Some(id) = internal
             && is_handle_safe(id)
@@ -104,15 +101,10 @@ impl IdAllocator {
     }
 }
 
-/// Whether `id` can be used as an external window id as is.
+/// Whether `id` can be used as an external window id as is: name-safe, at most 14 bytes, not a
+/// pseudo window id (`app`, `companion`), no `__`, not ending in `_` (GB-12.4-3, OQ-GB-13).
 pub fn is_handle_safe(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= IdAllocator::MAX_HANDLE_LEN
-        && id != "app"
-        && !id.contains("__")
-        // `{winId}__{action}` splits at the first `__`; a handle ending in `_` would move it.
-        && !id.ends_with('_')
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    crate::catalog::is_window_handle(id)
 }
 
 /// What an action (or a host edit) can do besides changing its own window: open windows,

@@ -4,12 +4,20 @@
 
 mod bridge;
 mod context;
+mod published;
+mod text;
+mod topology;
 mod ui;
 mod window;
 
+/// Prefix of app-level tools, a pseudo window id never given to a window (OQ-GB-12).
+pub use crate::catalog::APP_PREFIX;
 pub use bridge::{Bridge, BridgeBuilder, CallOutcome, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity, UiOwner};
 pub use context::{ActionContext, OpenOptions, is_handle_safe};
-pub use ui::{APP_PREFIX, AgentCall, Published, ToolEntry, Ui, humanize, operable_set};
+pub use published::{Published, ToolEntry};
+pub use text::humanize;
+pub use topology::operable_set;
+pub use ui::{AgentCall, Ui};
 // `ActionError` lives in `model` (the catalog's capability checks use it too); it stays
 // reachable as `gui::ActionError`, where actions meet it.
 pub use crate::model::ActionError;

@@ -1,244 +1,21 @@
-use crate::catalog::{ActionSpec, AppSpec, Catalog, WindowSpec, schema::EXPECTED_VERSION};
+//! The window manager: every open window, its topology, versions and the commit that
+//! publishes them; the operations a host and the dispatcher ([`dispatch`]) run on it.
+
+mod dispatch;
+
+use crate::catalog::{ActionSpec, AppSpec, Catalog, WindowSpec};
 use crate::gui::context::{ActionContext, IdAllocator, Op, OpenOptions};
+use crate::gui::published::{Content, Published, PublishedWindow, ToolEntry};
+use crate::gui::text::one_line_title_and_summary;
+use crate::gui::topology::operable_set;
 use crate::gui::window::{AnyActions, AnyWindow, Rendered};
 use crate::gui::{BridgeActions, BridgeWindow};
-use crate::model::{ErrorCode, ToolError, ToolResult, WindowState, WindowsSnapshot};
-use serde_json::{Map, Value};
-use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, OnceLock, RwLock};
+use crate::model::{WindowState, WindowsSnapshot};
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 use tokio::sync::watch;
 
-/// Prefix of app-level tools, a pseudo window id never given to a window (OQ-GB-12).
-pub const APP_PREFIX: &str = "app";
-
-/// One tool as listed right now: `{winId}__{action}` or `app__{action}` (GB-5.2-1).
-#[derive(Debug, Clone)]
-pub struct ToolEntry {
-    /// The tool name, `^[A-Za-z0-9_-]{1,64}$`.
-    pub name: String,
-    /// The window's external id; `None` for app-level tools.
-    pub window_id: Option<String>,
-    /// The window's title when the tool was listed.
-    pub window_title: Option<String>,
-    /// The action.
-    pub action: Arc<ActionSpec>,
-    /// The window's type; `None` for app-level tools.
-    pub window_type: Option<Arc<WindowSpec>>,
-}
-
-impl ToolEntry {
-    /// Human-readable tool title, e.g. `Edit field · Order Editor (window w-A)` (GB-5.2-3).
-    pub fn title(&self) -> String {
-        let action = self.action.title.clone().unwrap_or_else(|| humanize(&self.action.name));
-        match (&self.window_title, &self.window_id) {
-            (Some(t), Some(id)) => format!("{action} · {t} (window {id})"),
-            _ => format!("{action} · app"),
-        }
-    }
-
-    /// Tool description: the action's doc comment plus which window it acts on.
-    pub fn description(&self) -> String {
-        let base = if self.action.description.is_empty() {
-            humanize(&self.action.name)
-        } else {
-            self.action.description.clone()
-        };
-        match (&self.window_title, &self.window_id) {
-            (Some(t), Some(id)) => format!("{base}\n\nActs on the \"{t}\" window (id {id})."),
-            _ => format!("{base}\n\nApp-level action."),
-        }
-    }
-}
-
-/// A window's `title` and `summary` stay one line whatever the app's data holds (GB-4.2-5,
-/// GB-4.2-9; issue #10 item 7). Each run of line breaks and other control characters becomes
-/// one space, and bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) are
-/// removed, so a title cannot reorder the text around it. Blocks are data and stay as they are.
-fn one_line_title_and_summary(mut r: Rendered) -> Rendered {
-    if let Cow::Owned(t) = one_line(&r.title) {
-        r.title = t;
-    }
-    if let Some(s) = &r.summary
-        && let Cow::Owned(t) = one_line(s)
-    {
-        r.summary = Some(t);
-    }
-    r
-}
-
-/// `s` as one line (see [`one_line_title_and_summary`]); borrowed when nothing changes.
-fn one_line(s: &str) -> Cow<'_, str> {
-    let bidi = |c: char| matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}');
-    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
-    // Printable ASCII (the common case) needs no character decoding.
-    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) || !s.chars().any(|c| bidi(c) || breaks(c)) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut in_break = false;
-    for c in s.chars() {
-        if bidi(c) {
-            continue;
-        }
-        if breaks(c) {
-            in_break = true;
-            continue;
-        }
-        if in_break && !out.is_empty() && !out.ends_with(' ') && c != ' ' {
-            out.push(' ');
-        }
-        in_break = false;
-        out.push(c);
-    }
-    Cow::Owned(out)
-}
-
-/// Turns `edit_field` into `Edit field`: the rule the macros use for default labels, too.
-pub use bridge_rules::humanize;
-
-/// The state published after every operation that changed anything: what readers see without
-/// entering the queue.
-///
-/// Cheap to publish and to share: each window's state is built once, when it changes, and
-/// shared with every later `Published` that still shows it; the whole `WindowsSnapshot` and its
-/// JSON are built on first use (a `resources/read`), once per change, from per-window JSON
-/// built the same way. So publishing after an operation costs what the operation changed, not
-/// what is open (issue #10 item 2).
-#[derive(Clone)]
-pub struct Published {
-    /// Bumps on every commit that changed anything.
-    pub generation: u64,
-    /// Bumps whenever the `app://windows` content changed (→ `resources/updated`, GB-6).
-    pub windows_rev: u64,
-    /// Bumps whenever the tool list changed (→ `tools/list_changed`, GB-5.1-6, OQ-GB-16).
-    pub tools_rev: u64,
-    /// The tools of operable windows whose actions are available (GB-5.1-4), app tools first,
-    /// then each operable window's in `operableWindowIds` order.
-    pub tools: Arc<[ToolEntry]>,
-    tool_index: Arc<HashMap<String, usize>>,
-    content: Arc<Content>,
-}
-
-/// The `app://windows` content of one [`Published`], shared by every later one that shows the
-/// same windows.
-struct Content {
-    operable: Arc<[String]>,
-    windows: Vec<Arc<PublishedWindow>>,
-    snapshot: OnceLock<WindowsSnapshot>,
-    json: OnceLock<Arc<str>>,
-}
-
-/// One window's published state, built when it changes.
-struct PublishedWindow {
-    state: WindowState,
-    /// `state` as JSON, built on first read.
-    json: OnceLock<String>,
-}
-
-impl PublishedWindow {
-    fn new(state: WindowState) -> Arc<Self> {
-        Arc::new(PublishedWindow { state, json: OnceLock::new() })
-    }
-
-    fn json(&self) -> &str {
-        self.json.get_or_init(|| serde_json::to_string(&self.state).expect("a window state serializes"))
-    }
-}
-
-impl Content {
-    fn new(operable: Arc<[String]>, windows: Vec<Arc<PublishedWindow>>) -> Arc<Self> {
-        Arc::new(Content { operable, windows, snapshot: OnceLock::new(), json: OnceLock::new() })
-    }
-}
-
-impl std::fmt::Debug for Published {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Published")
-            .field("generation", &self.generation)
-            .field("windows_rev", &self.windows_rev)
-            .field("tools_rev", &self.tools_rev)
-            .field("operable_window_ids", &self.content.operable)
-            .field("windows", &self.content.windows.len())
-            .field("tools", &self.tools.len())
-            .finish()
-    }
-}
-
-impl Published {
-    /// The state before anything was published: no windows, no tools, revisions 0.
-    pub(crate) fn empty() -> Self {
-        Published {
-            generation: 0,
-            windows_rev: 0,
-            tools_rev: 0,
-            tools: Arc::from(Vec::new()),
-            tool_index: Arc::default(),
-            content: Content::new(Arc::from([]), Vec::new()),
-        }
-    }
-
-    /// A state showing `snapshot` (for the test kit's own tests).
-    #[cfg(all(test, feature = "testing"))]
-    pub(crate) fn from_snapshot(snapshot: WindowsSnapshot, windows_rev: u64) -> Self {
-        let windows = snapshot.windows.into_iter().map(PublishedWindow::new).collect();
-        let operable = Arc::from(snapshot.operable_window_ids);
-        Published { windows_rev, content: Content::new(operable, windows), ..Published::empty() }
-    }
-
-    /// The `app://windows` snapshot (GB-4.2), built on first use and shared.
-    pub fn snapshot(&self) -> &WindowsSnapshot {
-        self.content.snapshot.get_or_init(|| WindowsSnapshot {
-            operable_window_ids: self.content.operable.to_vec(),
-            windows: self.content.windows.iter().map(|w| w.state.clone()).collect(),
-        })
-    }
-
-    /// The snapshot serialized, exactly as `serde_json::to_string(self.snapshot())`: what every
-    /// `resources/read app://windows` returns. Built on first use from each window's JSON (itself
-    /// built once per change of that window) and shared.
-    pub fn snapshot_json(&self) -> Arc<str> {
-        self.content
-            .json
-            .get_or_init(|| {
-                let c = &self.content;
-                let size: usize = c.windows.iter().map(|w| w.json().len() + 1).sum();
-                let mut out = String::with_capacity(size + 64);
-                out.push_str(r#"{"operableWindowIds":"#);
-                out.push_str(&serde_json::to_string(&c.operable).expect("ids serialize"));
-                out.push_str(r#","windows":["#);
-                for (i, w) in c.windows.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(w.json());
-                }
-                out.push_str("]}");
-                Arc::from(out)
-            })
-            .clone()
-    }
-
-    /// `operableWindowIds` (GB-4.2-2).
-    pub fn operable_window_ids(&self) -> &[String] {
-        &self.content.operable
-    }
-
-    /// Every open window's state, in opening order.
-    pub fn windows(&self) -> impl ExactSizeIterator<Item = &WindowState> {
-        self.content.windows.iter().map(|w| &w.state)
-    }
-
-    /// Window `id`'s state, if it is open.
-    pub fn window(&self, id: &str) -> Option<&WindowState> {
-        self.windows().find(|w| w.id == id)
-    }
-
-    /// The listed tool named `name`, if listed now (a hash lookup).
-    pub fn tool(&self, name: &str) -> Option<&ToolEntry> {
-        self.tool_index.get(name).and_then(|&i| self.tools.get(i))
-    }
-}
+pub use dispatch::AgentCall;
 
 struct Entry {
     handle: String,
@@ -308,24 +85,6 @@ pub struct Ui {
     render_all: bool,
     /// The last listed tool an agent called (for a GUI to show what the agent touched).
     last_agent_call: Option<AgentCall>,
-}
-
-/// The last tool an agent called through the bridge, for a GUI to show which window the agent
-/// works on (e.g. highlight it for a few seconds). Calls by the user (`by_user`) do not count.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentCall {
-    /// The tool name, `{winId}__{action}` or `app__{action}`.
-    pub tool: String,
-    /// The window it acted on; `None` for app-level tools.
-    pub window_id: Option<String>,
-    /// The action's name.
-    pub action: String,
-    /// Whether it succeeded.
-    pub ok: bool,
-    /// When it ran.
-    pub at: std::time::Instant,
-    /// Counts every agent call, so a GUI can tell a new call from the one it already showed.
-    pub seq: u64,
 }
 
 impl Ui {
@@ -404,7 +163,7 @@ impl Ui {
     }
 
     /// The human user's edit of window `id` of type `W`, through the same path as an agent's
-    /// operation: it runs in turn, bumps versions and fires notifications (issue #2 §4).
+    /// operation: it runs in turn, bumps versions and fires notifications.
     /// `None` when the window is not open or not a `W`.
     pub fn edit<W: 'static, R>(&mut self, id: &str, f: impl FnOnce(&mut W, &mut ActionContext<'_>) -> R) -> Option<R> {
         let idx = self.index_of(id)?;
@@ -446,26 +205,7 @@ impl Ui {
         self.commit();
     }
 
-    /// Runs tool `name` with `args` as the agent would (`by_user = false`) or as the human user
-    /// (`by_user = true`): the GB-7.2 runtime checks in OQ-GB-21 order (`window_not_found` →
-    /// `blocked_by_modal` → `action_not_available` → `stale_state` → `validation_failed`), then
-    /// the action, then its effects, then one commit. A rejected call leaves windows unopened
-    /// and unclosed.
-    pub fn call_tool(&mut self, name: &str, args: Map<String, Value>, by_user: bool) -> Result<ToolResult, ToolError> {
-        let listed =
-            (!by_user).then(|| self.current.tool(name).map(|t| (t.window_id.clone(), t.action.name.clone()))).flatten();
-        let out = self.dispatch(name, args, by_user);
-        self.commit();
-        if let Some((window_id, action)) = listed {
-            let seq = self.last_agent_call.as_ref().map_or(1, |c| c.seq + 1);
-            let at = std::time::Instant::now();
-            self.last_agent_call =
-                Some(AgentCall { tool: name.to_owned(), window_id, action, ok: out.is_ok(), at, seq });
-        }
-        out
-    }
-
-    /// Read access for drawing: window `id` if it is open and a `W` (issue #9). A GUI draws
+    /// Read access for drawing: window `id` if it is open and a `W`. A GUI draws
     /// from this and changes it only through [`Ui::edit`] or [`Ui::call_tool`], so versions and
     /// notifications stay right.
     pub fn window<W: 'static>(&self, id: &str) -> Option<&W> {
@@ -492,92 +232,6 @@ impl Ui {
     /// The last listed tool an agent called ([`AgentCall`]), if any.
     pub fn last_agent_call(&self) -> Option<&AgentCall> {
         self.last_agent_call.as_ref()
-    }
-
-    fn dispatch(&mut self, name: &str, mut args: Map<String, Value>, by_user: bool) -> Result<ToolResult, ToolError> {
-        let Some((win, action)) = name.split_once("__") else {
-            return Err(ToolError::new(
-                ErrorCode::WindowNotFound,
-                format!("No tool named '{name}': tool names are {{winId}}__{{action}}"),
-            ));
-        };
-        if win == APP_PREFIX {
-            let app_modal = self.app_modal;
-            let Some(slot) = self.app.as_mut() else {
-                return Err(ToolError::new(ErrorCode::WindowNotFound, "This app has no app-level actions"));
-            };
-            if app_modal {
-                return Err(ToolError::new(
-                    ErrorCode::BlockedByModal,
-                    "An app-level modal blocks the app; operate the windows in operableWindowIds",
-                ));
-            }
-            let spec = slot.spec.action(action).cloned().ok_or_else(|| not_available_unknown(action, "the app"))?;
-            if !slot.actions.available(action) {
-                return Err(ToolError::new(
-                    ErrorCode::ActionNotAvailable,
-                    format!("'{action}' is not available right now"),
-                ));
-            }
-            check_args(&spec, &mut args)?;
-            self.app_dirty = true;
-            let mut cx = ActionContext::new(&mut self.ids, None, by_user);
-            let result = guarded(action, || slot.actions.invoke(action, args, &mut cx)).map_err(ToolError::from)?;
-            let (ops, opened, message) =
-                (std::mem::take(&mut cx.ops), std::mem::take(&mut cx.opened), cx.message.take());
-            return Ok(self.finish(ops, opened, message, result));
-        }
-
-        let Some(idx) = self.index_of(win) else {
-            let why = if self.ids.ever_used(win) { "was closed" } else { "does not exist" };
-            return Err(ToolError::new(ErrorCode::WindowNotFound, format!("Window '{win}' {why}")));
-        };
-        let entry = &self.windows[idx];
-        if !entry.operable {
-            return Err(ToolError::new(
-                ErrorCode::BlockedByModal,
-                format!("Window '{win}' is blocked by a modal dialog; operate the windows in operableWindowIds"),
-            ));
-        }
-        let title = &entry.published.state.title;
-        let spec = entry.spec.action(action).cloned().ok_or_else(|| not_available_unknown(action, title))?;
-        let window = entry.window.as_ref().expect("window present outside invoke");
-        if !window.available(action) {
-            return Err(ToolError::new(
-                ErrorCode::ActionNotAvailable,
-                format!("'{action}' is not available in '{title}' right now"),
-            ));
-        }
-        if spec.takes_expected_version()
-            && let Some(expected) = args.get(EXPECTED_VERSION)
-        {
-            check_expected_version(expected, entry.published.state.version)?;
-        }
-        check_args(&spec, &mut args)?;
-        args.remove(EXPECTED_VERSION);
-
-        let entry = &mut self.windows[idx];
-        // Whatever the outcome, the action may have changed its window: re-render it.
-        entry.dirty = true;
-        let mut window = entry.window.take().expect("window present outside invoke");
-        let mut cx = ActionContext::new(&mut self.ids, Some(win.to_owned()), by_user);
-        let outcome = guarded(action, || window.invoke(action, args, &mut cx));
-        let (ops, opened, message) = (std::mem::take(&mut cx.ops), std::mem::take(&mut cx.opened), cx.message.take());
-        self.windows[idx].window = Some(window);
-        let result = outcome.map_err(ToolError::from)?;
-        Ok(self.finish(ops, opened, message, result))
-    }
-
-    fn finish(
-        &mut self,
-        ops: Vec<Op>,
-        opened: Vec<String>,
-        message: Option<String>,
-        result: Option<Value>,
-    ) -> ToolResult {
-        self.apply(ops);
-        let opened: Vec<String> = opened.into_iter().filter(|id| self.index_of(id).is_some()).collect();
-        ToolResult { message, opened_window_ids: (!opened.is_empty()).then_some(opened), result }
     }
 
     fn apply(&mut self, ops: Vec<Op>) {
@@ -698,13 +352,7 @@ impl Ui {
                 Some(t) if Arc::ptr_eq(&t.action, a) && !title_changed => {}
                 _ => {
                     tools_changed = true;
-                    let entry = ToolEntry {
-                        name: format!("{}__{}", e.handle, a.name),
-                        window_id: Some(e.handle.clone()),
-                        window_title: Some(title.clone()),
-                        action: a.clone(),
-                        window_type: Some(e.spec.clone()),
-                    };
+                    let entry = ToolEntry::window(&e.handle, title, &e.spec, a);
                     if i < e.tools.len() {
                         e.tools[i] = entry;
                     } else {
@@ -730,16 +378,7 @@ impl Ui {
         {
             return false;
         }
-        slot.tools = available
-            .into_iter()
-            .map(|a| ToolEntry {
-                name: format!("{APP_PREFIX}__{}", a.name),
-                window_id: None,
-                window_title: None,
-                action: a.clone(),
-                window_type: None,
-            })
-            .collect();
+        slot.tools = available.into_iter().map(ToolEntry::app).collect();
         true
     }
 
@@ -777,47 +416,16 @@ impl Ui {
             }
             self.app_modal = self.windows.iter().any(|e| e.modal && e.owner.is_none());
         }
-        let prev = self.current.clone();
-        if !windows_changed && !tools_changed && prev.generation > 0 {
+        if !windows_changed && !tools_changed && self.current.generation > 0 {
             return;
         }
-        let content = if windows_changed || prev.generation == 0 {
-            Content::new(self.operable.clone(), self.windows.iter().map(|e| e.published.clone()).collect())
-        } else {
-            prev.content.clone()
-        };
-        let (tools, tool_index) = if tools_changed {
-            let tools = self.tool_list();
-            let same = tools.len() == prev.tools.len()
-                && tools
-                    .iter()
-                    .zip(prev.tools.iter())
-                    .all(|(a, b)| a.name == b.name && a.window_title == b.window_title);
-            if same {
-                (prev.tools.clone(), prev.tool_index.clone())
-            } else {
-                let index = tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
-                (Arc::from(tools), Arc::new(index))
-            }
-        } else {
-            (prev.tools.clone(), prev.tool_index.clone())
-        };
-        let tools_changed = !Arc::ptr_eq(&tools, &prev.tools);
-        let windows_changed =
-            !Arc::ptr_eq(&content, &prev.content) && (prev.generation == 0 || !same_content(&content, &prev.content));
-        if !windows_changed && !tools_changed {
-            return;
+        let content = (windows_changed || self.current.generation == 0)
+            .then(|| Content::new(self.operable.clone(), self.windows.iter().map(|e| e.published.clone()).collect()));
+        let tools = tools_changed.then(|| self.tool_list());
+        if let Some(next) = self.current.next(content, tools) {
+            self.current = Arc::new(next);
+            self.published.send_replace(self.current.clone());
         }
-        let next = Arc::new(Published {
-            generation: prev.generation + 1,
-            windows_rev: prev.windows_rev + u64::from(windows_changed),
-            tools_rev: prev.tools_rev + u64::from(tools_changed),
-            tools,
-            tool_index,
-            content: if windows_changed { content } else { prev.content.clone() },
-        });
-        self.current = next.clone();
-        self.published.send_replace(next);
     }
 
     /// The listed tools: app tools unless an app-level modal is open, then each operable
@@ -878,111 +486,4 @@ impl Ui {
     pub fn internal_id(&self, id: &str) -> Option<&str> {
         self.index_of(id).and_then(|i| self.windows[i].internal_id.as_deref())
     }
-}
-
-/// Whether two contents show the same `app://windows` (windows that were re-rendered to the
-/// same state are the same).
-fn same_content(a: &Content, b: &Content) -> bool {
-    a.operable == b.operable
-        && a.windows.len() == b.windows.len()
-        && a.windows.iter().zip(&b.windows).all(|(x, y)| Arc::ptr_eq(x, y) || x.state == y.state)
-}
-
-fn not_available_unknown(action: &str, owner: &str) -> ToolError {
-    ToolError::new(ErrorCode::ActionNotAvailable, format!("'{owner}' has no action '{action}'"))
-}
-
-/// `expectedVersion` present on a tool that declares it: a version (an integer from 1 to
-/// 2^53 − 1, as its schema says) other than the window's is `stale_state` (GB-7.1-2), checked
-/// before argument validation (OQ-GB-21). Anything else (`-1`, `1.5`, `"3"`) is left to the
-/// schema, which answers `validation_failed`; `null` is dropped there as absent (GB-7.1-3).
-fn check_expected_version(expected: &Value, current: i64) -> Result<(), ToolError> {
-    // `5.0` is the integer 5 to JSON Schema too: it must not slip past the version check.
-    let n = expected
-        .as_i64()
-        .or_else(|| expected.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e18).map(|f| f as i64));
-    let Some(n) = n.filter(|n| (1..=crate::catalog::schema::MAX_SAFE_INTEGER).contains(n)) else {
-        return Ok(());
-    };
-    if n == current { Ok(()) } else { Err(ToolError::stale_state(n, current)) }
-}
-
-/// Runs an app action, turning a panic inside it into an error instead of killing the UI
-/// owner thread. The window's state may be partly changed; the commit that follows re-renders
-/// it, so versions and notifications stay truthful.
-fn guarded(
-    action: &str,
-    f: impl FnOnce() -> Result<Option<Value>, crate::gui::ActionError>,
-) -> Result<Option<Value>, crate::gui::ActionError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        tracing::error!(action, "action panicked");
-        Err(crate::gui::ActionError::not_available(format!(
-            "'{action}' failed inside the app and was aborted; re-read app://windows before retrying"
-        )))
-    })
-}
-
-fn check_args(spec: &ActionSpec, args: &mut Map<String, Value>) -> Result<(), ToolError> {
-    let problems = spec.validate(args);
-    if problems.is_empty() {
-        return Ok(());
-    }
-    let mut err = ToolError::from(crate::gui::ActionError::fields(problems.fields));
-    if problems.omitted > 0 {
-        err.message = format!(
-            "{}; {} more problems left out (at most {} are listed)",
-            err.message,
-            problems.omitted,
-            crate::catalog::schema::MAX_REPORTED_PROBLEMS
-        );
-    }
-    Err(err)
-}
-
-/// The operable set over `(id, modal, ownerId)` triples in opening order (GB-2-5, GB-2-6,
-/// GB-10.2-2, OQ-GB-1, OQ-GB-3, OQ-GB-4), in O(windows). Public so that tests can compare it with
-/// a model.
-pub fn operable_set<'a>(windows: impl Iterator<Item = (&'a str, bool, Option<&'a str>)> + Clone) -> Vec<String> {
-    let all: Vec<(&str, bool, Option<&str>)> = windows.collect();
-    let ids: HashSet<&str> = all.iter().map(|w| w.0).collect();
-    // Window-level modals whose owner is gone count as roots, never as dangling children.
-    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
-    for w in &all {
-        if let (true, Some(owner)) = (w.1, w.2)
-            && ids.contains(owner)
-        {
-            children.entry(owner).or_default().push(w.0);
-        }
-    }
-    // A tree's tops are its leaves, in opening order (depth first); `seen` guards against
-    // ownership cycles in hand-made input.
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    let mut tops = |root: &'a str, out: &mut Vec<String>| {
-        let mut stack = vec![root];
-        while let Some(id) = stack.pop() {
-            if !seen.insert(id) {
-                continue;
-            }
-            match children.get(id) {
-                Some(kids) => stack.extend(kids.iter().rev().copied()),
-                None => out.push(id.to_owned()),
-            }
-        }
-    };
-    if let Some(app_modal) = all.iter().rev().find(|w| w.1 && w.2.is_none()) {
-        tops(app_modal.0, &mut out);
-        return out;
-    }
-    for w in &all {
-        let is_root = match (w.1, w.2) {
-            (_, None) => true,
-            (false, Some(_)) => true, // OQ-GB-2: treat as top-level
-            (true, Some(owner)) => !ids.contains(owner),
-        };
-        if is_root {
-            tops(w.0, &mut out);
-        }
-    }
-    out
 }

@@ -1,4 +1,4 @@
-use crate::catalog::{ActionSpec, WindowMeta, WindowView};
+use crate::catalog::{DescribeActions, DescribeWindow};
 use crate::gui::ActionContext;
 use crate::model::{ActionError, Block};
 use serde_json::{Map, Value};
@@ -15,7 +15,8 @@ pub struct Rendered {
     pub blocks: Vec<Block>,
 }
 
-/// A window type: implemented by `#[bridge_window]` on a struct.
+/// A live window: implemented by `#[bridge_window]` on a struct, next to its description
+/// ([`DescribeWindow`]: meta, view, shared state), which is what the catalog reads.
 ///
 /// `render` is the only way window content reaches the wire, and the generated
 /// implementation never reads a `sensitive` field, so it cannot leak one (GB-4.5-2).
@@ -23,58 +24,20 @@ pub struct Rendered {
     message = "`{Self}` is not a window type: put #[bridge_window] on the struct",
     label = "needs #[bridge_window]"
 )]
-pub trait BridgeWindow: Send + 'static {
-    /// The type's static description: default title and block declarations.
-    fn window_meta() -> WindowMeta
-    where
-        Self: Sized;
-
-    /// The type's own MCP Apps view (`#[bridge_window(view = "…")]`), or `None` for the
-    /// built-in view (MA-6).
-    fn window_view() -> Option<WindowView>
-    where
-        Self: Sized,
-    {
-        None
-    }
-
-    /// Whether this type's title, summary, blocks or action availability read state outside
-    /// the window value (`#[bridge_window(shared_state)]`): such windows are re-rendered after
-    /// every operation, others only after an operation that can change them (see
-    /// [`Ui`](crate::gui::Ui#which-windows-are-re-rendered); issue #10 item 2). Default `false`.
-    fn reads_shared_state() -> bool
-    where
-        Self: Sized,
-    {
-        false
-    }
-
+pub trait BridgeWindow: DescribeWindow + Send + 'static {
     /// The current title, summary and blocks.
     fn render(&self) -> Rendered;
 }
 
-/// An action set: implemented by `#[bridge_actions]` on an `impl` block (of a window type, or
-/// of the app type for `app__{action}` tools).
+/// A live action set: implemented by `#[bridge_actions]` on an `impl` block (of a window type,
+/// or of the app type for `app__{action}` tools), next to its description
+/// ([`DescribeActions`]: the action specs), which is what the catalog reads.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no action set: add a `#[bridge_actions] impl {Self} {{ … }}` block",
     label = "needs a #[bridge_actions] impl",
     note = "a window without actions still needs one: `#[bridge_actions] impl {Self} {{}}` declares none"
 )]
-pub trait BridgeActions: Send + 'static {
-    /// The actions, in declaration order. Window actions get `expectedVersion`; app actions
-    /// do not (`window_level` tells which).
-    fn action_specs_for(window_level: bool) -> Vec<ActionSpec>
-    where
-        Self: Sized;
-
-    /// The actions as window actions (`action_specs_for(true)`).
-    fn action_specs() -> Vec<ActionSpec>
-    where
-        Self: Sized,
-    {
-        Self::action_specs_for(true)
-    }
-
+pub trait BridgeActions: DescribeActions + Send + 'static {
     /// Whether `action` is available right now (its `available = fn`, or `true`).
     fn action_available(&self, action: &str) -> bool;
 

@@ -6,19 +6,16 @@
 //! the same [`Engine`] as socket clients: same validation, scopes, queue and lifecycle (CP-1-6).
 
 use crate::catalog::schema::{Definitions, output_schema_for};
-use crate::catalog::{CapabilitySpec, Catalog};
+use crate::catalog::{CapabilitySpec, Catalog, ToolName};
 use crate::companion::protocol::method;
 use crate::companion::protocol::results::WaitResult;
 use crate::companion::{ClientIdentity, CompanionError, Engine, ErrorCode, RequestSnapshot, RequestState};
-use crate::gui::Bridge;
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
-/// Tool-name prefix of companion capabilities.
-pub const COMPANION_PREFIX: &str = "companion__";
-
-/// The companion tools of one app: the engine and the identity MCP clients act as.
+/// The companion tools of one app: the engine and the identity MCP clients act as. Served by
+/// the MCP server they are composed into: `GuiBridgeServer::new(bridge).with_companion(tools)`.
 #[derive(Clone)]
 pub struct CompanionTools {
     engine: Engine,
@@ -31,33 +28,10 @@ impl std::fmt::Debug for CompanionTools {
     }
 }
 
-/// Serving the companion's capabilities as MCP tools from a [`Bridge`]: `bridge.enable_companion_tools(engine,
-/// identity)` (in the prelude with the `companion` feature).
-pub trait CompanionToolsExt {
-    /// Also serves the companion's capabilities as MCP tools (`companion__{id}`, CP-1-4), every
-    /// call going through `engine` as `identity` — the same dispatcher, scopes, queue and
-    /// lifecycle as socket clients. The app decides (with its user) which scopes MCP clients
-    /// get. Can be set once; returns `false` if it was already set.
-    fn enable_companion_tools(&self, engine: Engine, identity: ClientIdentity) -> bool;
-
-    /// The companion tools, when enabled.
-    fn companion_tools(&self) -> Option<Arc<CompanionTools>>;
-}
-
-impl CompanionToolsExt for Bridge {
-    fn enable_companion_tools(&self, engine: Engine, identity: ClientIdentity) -> bool {
-        self.set_extension(CompanionTools::new(engine, identity))
-    }
-
-    fn companion_tools(&self) -> Option<Arc<CompanionTools>> {
-        self.extension::<CompanionTools>()
-    }
-}
-
-/// `notice.show` → `companion__notice_show`; `None` when the name would exceed MCP's 64 chars.
+/// `notice.show` → `companion__notice_show`; `None` when the name would exceed MCP's 64 chars
+/// (the spelling is [`ToolName::Companion`]'s, CP-1-4).
 pub fn tool_name(capability_id: &str) -> Option<String> {
-    let name = format!("{COMPANION_PREFIX}{}", capability_id.replace('.', "_"));
-    (name.len() <= 64).then_some(name)
+    ToolName::companion(capability_id).listed()
 }
 
 impl CompanionTools {
@@ -99,14 +73,25 @@ impl CompanionTools {
         Some(to_tool(&n, &cap, &self.engine.catalog()))
     }
 
+    /// The capability behind the listed tool `name`: a lookup in the listed names, which cannot
+    /// be read back (`a.b_c` and `a_b.c` would both be `companion__a_b_c`).
+    pub(crate) fn resolve(&self, name: &str) -> Option<Arc<CapabilitySpec>> {
+        self.visible().into_iter().find_map(|(n, cap)| (n == name).then_some(cap))
+    }
+
     /// Runs `companion__{id}` with `arguments` `{params, timeoutMs, character?, style?,
     /// allowFallback?, idempotencyKey?}`: creates the request and waits for it. Success is a
     /// `completed` snapshot; any other terminal state, a request still running at the deadline,
     /// or a CP error is an `isError` result whose `structuredContent` says which (the snapshot,
-    /// or `{code, message, retryable}`).
+    /// or `{code, message, retryable}`). `None` when `name` is not one of the listed tools.
     pub async fn call(&self, name: &str, arguments: Map<String, Value>) -> Option<CallToolResult> {
-        let (_, cap) = self.visible().into_iter().find(|(n, _)| n == name)?;
-        Some(match self.run(cap.id(), arguments).await {
+        let cap = self.resolve(name)?;
+        Some(self.call_resolved(&cap, arguments).await)
+    }
+
+    /// [`CompanionTools::call`] of the tool of `cap`, already resolved.
+    pub(crate) async fn call_resolved(&self, cap: &CapabilitySpec, arguments: Map<String, Value>) -> CallToolResult {
+        match self.run(cap.id(), arguments).await {
             Ok(snapshot) => {
                 let (line, done) = match snapshot.state {
                     RequestState::Completed => (format!("{} completed", cap.id()), true),
@@ -121,7 +106,7 @@ impl CompanionTools {
                 result(serde_json::to_value(&snapshot).unwrap_or(Value::Null), line, !done)
             }
             Err(e) => error_result(e.code, e.message),
-        })
+        }
     }
 
     /// [`CompanionTools::call`], or an `isError` result with code `UNSUPPORTED_CAPABILITY` when
@@ -129,10 +114,7 @@ impl CompanionTools {
     pub async fn call_or_unsupported(&self, name: &str, arguments: Map<String, Value>) -> CallToolResult {
         match self.call(name, arguments).await {
             Some(result) => result,
-            None => error_result(
-                ErrorCode::UnsupportedCapability,
-                format!("No companion capability behind the tool '{name}'; see tools/list"),
-            ),
+            None => unsupported(name),
         }
     }
 
@@ -156,6 +138,14 @@ impl CompanionTools {
         }
         Ok(snapshot)
     }
+}
+
+/// The answer to a `companion__…` name no listed tool has: `UNSUPPORTED_CAPABILITY`.
+pub(crate) fn unsupported(name: &str) -> CallToolResult {
+    error_result(
+        ErrorCode::UnsupportedCapability,
+        format!("No companion capability behind the tool '{name}'; see tools/list"),
+    )
 }
 
 /// An `isError` result carrying a CP error: `{code, message, retryable}`.

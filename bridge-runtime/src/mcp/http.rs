@@ -1,13 +1,12 @@
 //! Streamable HTTP at `/mcp` (feature `http`): loopback only unless allowed, `Host` and
 //! `Origin` allowlists, strict 2026-07-28 wire rules in a thin layer in front of rmcp
 //! (MA-8-1 to MA-8-4, legacy `DELETE` answered 204), and caps on legacy sessions and
-//! `subscriptions/listen` streams (issue #10 item 4).
+//! `subscriptions/listen` streams.
 
 mod sessions;
 mod strict;
 
 use super::{GuiBridgeServer, ServeError};
-use crate::gui::Bridge;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
@@ -23,7 +22,7 @@ use tokio::net::TcpListener;
 /// | [`max_sessions`](HttpOptions::max_sessions) | [`HttpOptions::DEFAULT_MAX_SESSIONS`] = 32 |
 /// | [`max_listen_streams`](HttpOptions::max_listen_streams) | [`HttpOptions::DEFAULT_MAX_LISTEN_STREAMS`] = 64 |
 ///
-/// The caps keep the server's memory bounded whatever clients do (issue #10 item 4). A legacy
+/// The caps keep the server's memory bounded whatever clients do. A legacy
 /// session costs about 58 KiB of server memory, most of it rmcp's per-session channels, and
 /// under churn (sessions evicted and replaced) about 110 KiB per slot of the cap (measured:
 /// BENCHMARKS.md, "Bounded under load"). The default cap keeps a flood of `initialize`s near 2×
@@ -101,10 +100,11 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
     "https://[::1]:*",
 ];
 
-/// An axum router serving streamable HTTP MCP at `/mcp`: one [`GuiBridgeServer`] per legacy
-/// session, and per `POST` for 2026-07-28 clients (rmcp's [`StreamableHttpService`] with a
-/// [`LocalSessionManager`] bounded by [`HttpOptions::max_sessions`]). Mount it in an app's own
-/// server, or use [`serve_http`].
+/// An axum router serving streamable HTTP MCP at `/mcp`: a clone of `server` (the composed
+/// surfaces, sharing its view table; a [`Bridge`](crate::gui::Bridge) alone converts into one)
+/// per legacy session, and per `POST` for 2026-07-28 clients (rmcp's [`StreamableHttpService`]
+/// with a [`LocalSessionManager`] bounded by [`HttpOptions::max_sessions`]). Mount it in an
+/// app's own server, or use [`serve_http`].
 ///
 /// A thin layer in front of rmcp makes the wire strict: a POST body of at most 4 MiB (413
 /// beyond), checked as one JSON-RPC message before rmcp compares routing headers (MA-8-1:
@@ -115,7 +115,8 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
 /// [`HttpOptions::max_sessions`] active sessions an `initialize`, and past
 /// [`HttpOptions::max_listen_streams`] a `subscriptions/listen`, gets HTTP 503 with a JSON-RPC
 /// error.
-pub fn http_router(bridge: Bridge, options: &HttpOptions) -> axum::Router {
+pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) -> axum::Router {
+    let server = server.into();
     // Browsers send `Origin`; only pages served from this machine may talk to the app (MCP's
     // DNS-rebinding rule). Clients that send no `Origin` (SDKs, CLIs) are unaffected.
     let mut config = StreamableHttpServerConfig::default().with_allowed_origins(LOOPBACK_ORIGINS);
@@ -128,35 +129,40 @@ pub fn http_router(bridge: Bridge, options: &HttpOptions) -> axum::Router {
         max_body_bytes: config.max_request_body_bytes,
         listens: strict::Listens::new(options.max_listen_streams),
     };
-    let service = StreamableHttpService::new(move || Ok(GuiBridgeServer::new(bridge.clone())), sessions, config);
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     // `route_layer`: only requests routed to `/mcp` pass the layer, not an app's fallback.
     axum::Router::new()
         .nest_service("/mcp", service)
         .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire))
 }
 
-/// Binds `addr` and serves `http://ADDR/mcp` until the listener fails. `addr` must be a
-/// loopback address (see [`serve_http_on_with`] to allow others).
-pub async fn serve_http(bridge: Bridge, addr: SocketAddr) -> Result<(), ServeError> {
+/// Binds `addr` and serves `server` at `http://ADDR/mcp` until the listener fails. `addr` must
+/// be a loopback address (see [`serve_http_on_with`] to allow others).
+pub async fn serve_http(server: impl Into<GuiBridgeServer>, addr: SocketAddr) -> Result<(), ServeError> {
     if !addr.ip().is_loopback() {
         return Err(ServeError::NonLoopback(addr));
     }
-    serve_http_on(bridge, TcpListener::bind(addr).await?).await
+    serve_http_on(server, TcpListener::bind(addr).await?).await
 }
 
-/// Serves `http://ADDR/mcp` on an already bound loopback listener (bind port 0 in tests).
-pub async fn serve_http_on(bridge: Bridge, listener: TcpListener) -> Result<(), ServeError> {
-    serve_http_on_with(bridge, listener, HttpOptions::default()).await
+/// Serves `server` at `http://ADDR/mcp` on an already bound loopback listener (bind port 0 in
+/// tests).
+pub async fn serve_http_on(server: impl Into<GuiBridgeServer>, listener: TcpListener) -> Result<(), ServeError> {
+    serve_http_on_with(server, listener, HttpOptions::default()).await
 }
 
-/// Serves `http://ADDR/mcp` on `listener` with `options`; refuses a non-loopback listener
-/// unless [`HttpOptions::allow_non_loopback`] is set.
-pub async fn serve_http_on_with(bridge: Bridge, listener: TcpListener, options: HttpOptions) -> Result<(), ServeError> {
+/// Serves `server` at `http://ADDR/mcp` on `listener` with `options`; refuses a non-loopback
+/// listener unless [`HttpOptions::allow_non_loopback`] is set.
+pub async fn serve_http_on_with(
+    server: impl Into<GuiBridgeServer>,
+    listener: TcpListener,
+    options: HttpOptions,
+) -> Result<(), ServeError> {
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() && !options.allow_non_loopback {
         return Err(ServeError::NonLoopback(addr));
     }
     tracing::info!(%addr, "serving MCP over streamable HTTP at /mcp");
-    axum::serve(listener, http_router(bridge, &options)).await?;
+    axum::serve(listener, http_router(server, &options)).await?;
     Ok(())
 }

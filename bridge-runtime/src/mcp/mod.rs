@@ -12,10 +12,11 @@
 //! | `tools/call` | ToolResult or ToolError in `structuredContent`, `isError` for failures (GB-7.4-1, GB-12.3) |
 //! | `notifications/resources/updated`, `notifications/tools/list_changed` | derived from published state, so sent only after it took effect (GB-6-1) |
 //!
-//! With the `companion` feature, when the app calls `bridge.enable_companion_tools(engine,
-//! identity)` (`CompanionToolsExt`), `tools/list` also carries the desktop companion's
-//! capabilities as `companion__{id}` tools, served through the companion engine
-//! (`CompanionTools`, CP-1-4).
+//! The app composes one server per transport: a [`Bridge`] and, with the `companion` feature,
+//! where the app wants them on that transport, the desktop companion's capabilities as
+//! `companion__{id}` tools served through the companion engine
+//! (`GuiBridgeServer::new(bridge).with_companion(CompanionTools::new(engine, identity))`,
+//! CP-1-4). The transports below take that server (a [`Bridge`] alone converts into one).
 //!
 //! It serves both protocol eras rmcp speaks: session-based 2025-11-25 (`initialize`,
 //! `resources/subscribe`) and 2026-07-28 (`server/discover`, `subscriptions/listen`).
@@ -50,9 +51,13 @@ pub(crate) mod notify;
 mod server;
 mod transport;
 
+/// Tool-name prefix of companion capabilities (CP-1-4).
 #[cfg(feature = "companion")]
 #[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
-pub use companion::{COMPANION_PREFIX, CompanionTools, CompanionToolsExt, tool_name as companion_tool_name};
+pub use crate::catalog::COMPANION_PREFIX;
+#[cfg(feature = "companion")]
+#[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
+pub use companion::{CompanionTools, tool_name as companion_tool_name};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_http_on, serve_http_on_with};

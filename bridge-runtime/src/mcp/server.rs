@@ -1,10 +1,14 @@
 //! [`GuiBridgeServer`]: the `rmcp::ServerHandler` of the GUI Bridge.
 
 use super::WINDOWS_URI;
-use super::apps::{self, Views};
+use super::apps::{self, AppViews};
+#[cfg(feature = "companion")]
+use super::companion::CompanionTools;
 use super::mapping::{list_resources, read_windows, to_call_tool_result, to_mcp_tool};
 use super::notify::{Connection, Revs};
-use crate::gui::Bridge;
+#[cfg(feature = "companion")]
+use crate::catalog::claims_companion;
+use crate::gui::{Bridge, Published};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -17,27 +21,53 @@ use serde_json::json;
 use std::sync::Arc;
 
 /// The GUI Bridge MCP server for one connection: a hand-written `rmcp::ServerHandler` over a
-/// [`Bridge`].
+/// [`Bridge`], plus, where the app serves them on this transport, the desktop companion's
+/// capabilities as `companion__{id}` tools ([`GuiBridgeServer::with_companion`], CP-1-4).
 ///
 /// UI state lives in the [`Bridge`] (shared by every connection, GB-10.1-1); this value holds
-/// only the connection's own notification state: its legacy `resources/subscribe`
-/// subscription, its `subscriptions/listen` streams and the revisions each was last told about
-/// (GB-10.1-5). Creating one is cheap (rmcp's HTTP transport makes one per session, and per
-/// `POST` in the 2026-07-28 era).
+/// the surfaces it serves, the MCP Apps view table they share, and the connection's own
+/// notification state: its legacy `resources/subscribe` subscription, its
+/// `subscriptions/listen` streams and the revisions each was last told about (GB-10.1-5).
+/// Creating one is cheap (rmcp's HTTP transport makes one per session, and per `POST` in the
+/// 2026-07-28 era, by cloning the one given to [`http_router`](super::http_router)).
 ///
-/// Serve it on any rmcp transport: `GuiBridgeServer::new(bridge).serve(transport).await`.
+/// Compose it once per transport and serve it: `serve_stdio(GuiBridgeServer::new(bridge))`,
+/// or on any rmcp transport `GuiBridgeServer::new(bridge).serve(transport).await`. A
+/// [`Bridge`] converts into a server without companion tools.
 ///
-/// `Clone` gives a server for a *new* connection to the same bridge: the clone does not share
-/// the original's subscriptions, so cloning one value into a transport factory is safe.
+/// `Clone` gives a server for a *new* connection with the same surfaces: the clone shares the
+/// bridge, the companion tools and the view table, not the original's subscriptions, so cloning
+/// one value into a transport factory is safe.
 pub struct GuiBridgeServer {
     bridge: Bridge,
+    #[cfg(feature = "companion")]
+    companion: Option<Arc<CompanionTools>>,
+    /// The MCP Apps view table, shared by every connection made from this value.
+    views: Arc<AppViews>,
     conn: Arc<Connection>,
 }
 
 impl GuiBridgeServer {
-    /// A server for one connection to `bridge`.
+    /// A server for one connection to `bridge`, serving its windows and app actions.
     pub fn new(bridge: Bridge) -> Self {
-        Self { bridge, conn: Arc::new(Connection::new()) }
+        Self {
+            bridge,
+            #[cfg(feature = "companion")]
+            companion: None,
+            views: Arc::default(),
+            conn: Arc::new(Connection::new()),
+        }
+    }
+
+    /// Also serves the companion's capabilities as MCP tools (`companion__{id}`, CP-1-4), every
+    /// call going through the tools' engine as their identity: the same dispatcher, scopes,
+    /// queue and lifecycle as socket clients (CP-1-6). The app decides, per transport and with
+    /// its user, whether MCP clients get them and with which scopes. Replaces tools set before.
+    #[cfg(feature = "companion")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
+    pub fn with_companion(mut self, tools: CompanionTools) -> Self {
+        self.companion = Some(Arc::new(tools));
+        self
     }
 
     /// The bridge this server exposes.
@@ -50,15 +80,32 @@ impl GuiBridgeServer {
     }
 }
 
+impl From<Bridge> for GuiBridgeServer {
+    /// [`GuiBridgeServer::new`]: the bridge's windows and app actions, no companion tools.
+    fn from(bridge: Bridge) -> Self {
+        Self::new(bridge)
+    }
+}
+
 impl Clone for GuiBridgeServer {
     fn clone(&self) -> Self {
-        Self::new(self.bridge.clone())
+        Self {
+            bridge: self.bridge.clone(),
+            #[cfg(feature = "companion")]
+            companion: self.companion.clone(),
+            views: self.views.clone(),
+            conn: Arc::new(Connection::new()),
+        }
     }
 }
 
 impl std::fmt::Debug for GuiBridgeServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GuiBridgeServer").field("bridge", &self.bridge).finish_non_exhaustive()
+        let mut d = f.debug_struct("GuiBridgeServer");
+        d.field("bridge", &self.bridge);
+        #[cfg(feature = "companion")]
+        d.field("companion", &self.companion);
+        d.finish_non_exhaustive()
     }
 }
 
@@ -147,7 +194,7 @@ impl ServerHandler for GuiBridgeServer {
             if !apps::client_supports_ui(&context) {
                 return Err(apps::missing_ui_capability());
             }
-            Views::of(&self.bridge).read(&request.uri).ok_or_else(|| {
+            self.views.current(&self.bridge).read(&request.uri).ok_or_else(|| {
                 ErrorData::resource_not_found(
                     format!(
                         "No view '{}': view URIs change with each build; list tools to get the current one",
@@ -259,7 +306,7 @@ impl ServerHandler for GuiBridgeServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let views = apps::client_supports_ui(&context).then(|| Views::of(&self.bridge));
+        let views = apps::client_supports_ui(&context).then(|| self.views.current(&self.bridge));
         #[allow(unused_mut)] // without the `companion` feature nothing is added
         let mut tools: Vec<Tool> = self
             .bridge
@@ -275,7 +322,7 @@ impl ServerHandler for GuiBridgeServer {
             })
             .collect();
         #[cfg(feature = "companion")]
-        if let Some(companion) = super::companion::CompanionToolsExt::companion_tools(&self.bridge) {
+        if let Some(companion) = &self.companion {
             tools.extend(companion.tools());
         }
         let mut result = ListToolsResult::with_all_items(tools).with_ttl_ms(0).with_cache_scope(CacheScope::Private);
@@ -288,8 +335,7 @@ impl ServerHandler for GuiBridgeServer {
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let window_tool = self.bridge.published().tool(name).map(to_mcp_tool);
         #[cfg(feature = "companion")]
-        let window_tool = window_tool
-            .or_else(|| super::companion::CompanionToolsExt::companion_tools(&self.bridge).and_then(|c| c.tool(name)));
+        let window_tool = window_tool.or_else(|| self.companion.as_ref().and_then(|c| c.tool(name)));
         window_tool
     }
 
@@ -308,20 +354,30 @@ impl ServerHandler for GuiBridgeServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         let mut meta = apps::server_info_meta(self.bridge.identity());
+        let listed = Published::listed(&self.bridge.published(), &request.name);
         #[cfg(feature = "companion")]
-        if request.name.starts_with(super::COMPANION_PREFIX)
-            && let Some(companion) = super::companion::CompanionToolsExt::companion_tools(&self.bridge)
+        if listed.is_none()
+            && let Some(companion) = &self.companion
         {
-            let mut result = companion.call_or_unsupported(&request.name, args).await;
-            result.meta = Some(meta);
-            return Ok(result.into());
+            let resolved = companion.resolve(&request.name);
+            if resolved.is_some() || claims_companion(&request.name) {
+                let mut result = match resolved {
+                    Some(cap) => companion.call_resolved(&cap, args).await,
+                    None => super::companion::unsupported(&request.name),
+                };
+                result.meta = Some(meta);
+                return Ok(result.into());
+            }
         }
         // The window the tool acts on, as listed (`bridge/windowId`), so a view can follow it.
-        let window_id = self.bridge.published().tool(&request.name).and_then(|t| t.window_id.clone());
+        let window_id = listed.as_ref().and_then(|t| t.entry().window_id.clone());
         if let Some(id) = &window_id {
             meta.insert(apps::WINDOW_ID_META_KEY.to_owned(), id.clone().into());
         }
-        let outcome = self.bridge.call_tool(&request.name, args).await;
+        let outcome = match listed {
+            Some(tool) => self.bridge.call_listed(tool, args).await,
+            None => self.bridge.call_tool(&request.name, args).await,
+        };
         if let Err(e) = &outcome.result {
             tracing::debug!(tool = %request.name, code = %e.code, "tool call failed");
         }
@@ -335,5 +391,20 @@ impl ServerHandler for GuiBridgeServer {
         let mut result = to_call_tool_result(&outcome.result);
         result.meta = Some(meta);
         Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A transport factory clones one composed server per connection (per 2026-07-28 POST): the
+    // clones share the view table, never the connection state.
+    #[test]
+    fn clones_share_the_view_table_not_the_connection() {
+        let server = GuiBridgeServer::new(Bridge::builder("t", "0").spawn_headless(|_| {}));
+        let clone = server.clone();
+        assert!(Arc::ptr_eq(&server.views, &clone.views));
+        assert!(!Arc::ptr_eq(&server.conn, &clone.conn));
     }
 }

@@ -1,7 +1,6 @@
 //! The ready-made stdio transport (GB-3-1) and the errors of every transport.
 
 use super::GuiBridgeServer;
-use crate::gui::Bridge;
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 use std::net::SocketAddr;
@@ -33,11 +32,13 @@ impl From<ServerInitializeError> for ServeError {
     }
 }
 
-/// Serves one MCP client on this process's stdin/stdout until it disconnects (GB-3-1).
+/// Serves one MCP client on this process's stdin/stdout until it disconnects (GB-3-1), with
+/// the surfaces `server` was composed of (a [`Bridge`](crate::gui::Bridge) alone: its windows
+/// and app actions).
 ///
 /// Nothing else may write to stdout meanwhile; log with `tracing` to stderr.
-pub async fn serve_stdio(bridge: Bridge) -> Result<(), ServeError> {
-    let running = GuiBridgeServer::new(bridge).serve(rmcp::transport::stdio()).await?;
+pub async fn serve_stdio(server: impl Into<GuiBridgeServer>) -> Result<(), ServeError> {
+    let running = server.into().serve(rmcp::transport::stdio()).await?;
     let reason = running.waiting().await?;
     tracing::debug!(?reason, "stdio MCP session ended");
     Ok(())

@@ -1,7 +1,9 @@
 //! The window model without any protocol: topology, operable set, versions, ids, runtime checks.
 //! Window types are implemented by hand here so these tests do not depend on the macros.
 
-use bridge_runtime::catalog::{ActionHints, ActionSpec, BlockKind, BlockSpec, WindowMeta};
+use bridge_runtime::catalog::{
+    ActionHints, ActionSpec, BlockKind, BlockSpec, DescribeActions, DescribeWindow, WindowMeta,
+};
 use bridge_runtime::gui::{
     ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner,
 };
@@ -31,7 +33,7 @@ impl Doc {
     }
 }
 
-impl BridgeWindow for Doc {
+impl DescribeWindow for Doc {
     fn window_meta() -> WindowMeta {
         WindowMeta {
             type_name: "Doc".into(),
@@ -45,6 +47,9 @@ impl BridgeWindow for Doc {
             }],
         }
     }
+}
+
+impl BridgeWindow for Doc {
     fn render(&self) -> Rendered {
         Rendered {
             title: self.title.clone(),
@@ -54,7 +59,7 @@ impl BridgeWindow for Doc {
     }
 }
 
-impl BridgeActions for Doc {
+impl DescribeActions for Doc {
     fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
         vec![
             ActionSpec::new("set_text").description("Replace the text").params::<SetTextParams>().finish(window_level),
@@ -71,6 +76,9 @@ impl BridgeActions for Doc {
             ActionSpec::new("explode").description("A bug in the app").finish(window_level),
         ]
     }
+}
+
+impl BridgeActions for Doc {
     fn action_available(&self, action: &str) -> bool {
         action != "unlock" || self.locked
     }
@@ -114,13 +122,16 @@ impl BridgeActions for Doc {
 /// App-level actions: open a document, lock the app behind an app-level modal.
 struct App;
 
-impl BridgeActions for App {
+impl DescribeActions for App {
     fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
         vec![
             ActionSpec::new("new_doc").description("Open a new document").finish(window_level),
             ActionSpec::new("lock").description("Lock the app").finish(window_level),
         ]
     }
+}
+
+impl BridgeActions for App {
     fn action_available(&self, _: &str) -> bool {
         true
     }

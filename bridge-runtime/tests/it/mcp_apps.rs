@@ -5,7 +5,7 @@
 
 use crate::support::mcp as mcp_support;
 
-use bridge_runtime::catalog::{ViewCsp, WindowMeta, WindowView};
+use bridge_runtime::catalog::{DescribeActions, DescribeWindow, ViewCsp, WindowMeta, WindowView};
 use bridge_runtime::mcp::apps::{
     SERVER_INFO_META_KEY, UI_EXTENSION_ID, UI_MIME, WINDOW_ID_META_KEY, WINDOW_STATE_META_KEY, WINDOW_TOOLS_META_KEY,
 };
@@ -227,30 +227,32 @@ async fn tools_list_is_private_and_uncached() {
 /// A window type with its own view and CSP (what `#[bridge_window(view(…))]` generates).
 struct Chart;
 
-impl BridgeWindow for Chart {
+impl DescribeWindow for Chart {
     fn window_meta() -> WindowMeta {
         WindowMeta { type_name: "Chart".into(), title: "Chart".into(), blocks: vec![] }
     }
-
     fn window_view() -> Option<WindowView> {
         let csp = ViewCsp { resource_domains: vec!["https://cdn.example.com".into()], ..ViewCsp::default() };
         WindowView::html("<!doctype html><title>chart</title><p>my chart</p>").with_csp(csp).ok()
     }
+}
 
+impl BridgeWindow for Chart {
     fn render(&self) -> Rendered {
         Rendered { title: "Chart".into(), summary: Some("A chart".into()), blocks: vec![] }
     }
 }
 
-impl BridgeActions for Chart {
+impl DescribeActions for Chart {
     fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
         vec![ActionSpec::new("zoom").description("Zoom in").finish(window_level)]
     }
+}
 
+impl BridgeActions for Chart {
     fn action_available(&self, _action: &str) -> bool {
         true
     }
-
     fn invoke_action(
         &mut self,
         _action: &str,

@@ -2,11 +2,12 @@
 //! Bridge, every call through the same engine (CP-1-6, CP-2-13), driven by an rmcp client.
 
 use crate::support::companion as companion_support;
+use crate::support::mcp::Editor;
 
 use bridge_runtime::catalog::{CharacterSpec, Scope};
 use bridge_runtime::companion::{ClientIdentity, Engine, PresenterEvent, ScriptedPresenter, SqliteStore};
-use bridge_runtime::gui::Bridge;
-use bridge_runtime::mcp::{CompanionToolsExt, GuiBridgeServer};
+use bridge_runtime::gui::{Bridge, OpenOptions};
+use bridge_runtime::mcp::{CompanionTools, GuiBridgeServer};
 use companion_support as support;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -19,7 +20,11 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
-    let bridge = Bridge::builder("desk", "1.0").spawn_headless(|_| {});
+    setup_with(Bridge::builder("desk", "1.0").spawn_headless(|_| {})).await
+}
+
+/// The companion tools on `bridge`'s MCP server.
+async fn setup_with(bridge: Bridge) -> Setup {
     // One registry: the companion's capabilities live in the bridge's own catalog.
     {
         let catalog = bridge.catalog_handle();
@@ -42,9 +47,8 @@ async fn setup() -> Setup {
         .unwrap();
     // MCP clients act as one identity the app chose: no `animate` scope here.
     let identity = ClientIdentity::external("mcp", "MCP host", [Scope::Discover, Scope::Notify, Scope::Interact]);
-    assert!(bridge.enable_companion_tools(engine.clone(), identity));
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = GuiBridgeServer::new(bridge);
+    let server = GuiBridgeServer::new(bridge).with_companion(CompanionTools::new(engine.clone(), identity));
     tokio::spawn(async move {
         if let Ok(s) = server.serve(server_io).await {
             let _ = s.waiting().await;
@@ -155,4 +159,44 @@ async fn cancellation_and_errors_are_is_error_results() {
     let r = s.client.call_tool(call("companion__nope", json!({"params": {}, "timeoutMs": 5_000}))).await.unwrap();
     assert_eq!(r.is_error, Some(true));
     assert_eq!(r.structured_content.unwrap()["code"], "UNSUPPORTED_CAPABILITY");
+}
+
+// GB-5.1-4, GB-12.4-3, OQ-GB-13: `companion` is reserved as `app` is, so a window the app
+// opens with that id gets a `w-N` handle, and every listed tool reaches what it names: the
+// window's tools its window, the companion's tools the engine.
+#[tokio::test]
+async fn a_window_named_companion_gets_a_handle_and_every_listed_tool_is_callable() {
+    let bridge = Bridge::builder("desk", "1.0").window::<Editor>().spawn_headless(|ui| {
+        let id = ui.open(Editor { recipient: String::new(), amount: 1.0 }, OpenOptions::window().with_id("companion"));
+        assert!(id.starts_with("w-"), "{id}");
+    });
+    let s = setup_with(bridge).await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "w-1__set_recipient",
+            "w-1__set_amount",
+            "w-1__load_rows",
+            "companion__notice_show",
+            "companion__interaction_choose"
+        ]
+    );
+    for name in names {
+        let args = match name {
+            "w-1__set_recipient" => json!({"recipient": "Ada"}),
+            "w-1__set_amount" => json!({"amount": 2.5}),
+            "w-1__load_rows" => json!({}),
+            // Empty params: the capability's own check answers, so the call reached it.
+            _ => json!({"params": {}, "timeoutMs": 5_000}),
+        };
+        let r = s.client.call_tool(call(name, args)).await.unwrap();
+        let body = r.structured_content.unwrap();
+        if name.starts_with("w-1__") {
+            assert_ne!(r.is_error, Some(true), "{name}: {body}");
+        } else {
+            assert_eq!(body["code"], "INVALID_PARAMS", "{name}: {body}");
+        }
+    }
 }

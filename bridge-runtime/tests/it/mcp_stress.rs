@@ -17,7 +17,7 @@
 //! Bounded: loopback only, fixed operation count, stops by itself: ~13 s wall (~24 s CPU) in a
 //! debug build on 2 shared cores; every wait has a timeout (100 s for the writers).
 
-use bridge_runtime::catalog::WindowMeta;
+use bridge_runtime::catalog::{DescribeActions, DescribeWindow, WindowMeta};
 use bridge_runtime::mcp::serve_http_on;
 use bridge_runtime::model::FieldItem;
 use bridge_runtime::{
@@ -73,11 +73,13 @@ struct Position {
     position: u64,
 }
 
-impl BridgeWindow for Ledger {
+impl DescribeWindow for Ledger {
     fn window_meta() -> WindowMeta {
         WindowMeta { type_name: "Ledger".into(), title: "Ledger".into(), blocks: vec![] }
     }
+}
 
+impl BridgeWindow for Ledger {
     fn render(&self) -> Rendered {
         Rendered {
             title: "Ledger".into(),
@@ -94,7 +96,7 @@ impl BridgeWindow for Ledger {
     }
 }
 
-impl BridgeActions for Ledger {
+impl DescribeActions for Ledger {
     fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
         vec![
             ActionSpec::new("append")
@@ -105,11 +107,12 @@ impl BridgeActions for Ledger {
                 .finish(window_level),
         ]
     }
+}
 
+impl BridgeActions for Ledger {
     fn action_available(&self, _action: &str) -> bool {
         true
     }
-
     fn invoke_action(
         &mut self,
         action: &str,

@@ -1,7 +1,7 @@
 //! The one schema pipeline: every JSON Schema that leaves the process goes through here —
 //! window and app action `inputSchema`/`outputSchema`, companion capability schemas and their
 //! `companion__…` MCP tool forms, `capabilities.list`/`describe`, the exported catalog files and
-//! the OpenRPC components (issue #6; GB-5.2-3, GB-12.3-4, CP-2-13, CP-8-3).
+//! the OpenRPC components (GB-5.2-3, GB-12.3-4, CP-2-13, CP-8-3).
 //!
 //! For any `T: JsonSchema` the output obeys these rules, which the real MCP clients need
 //! (the TypeScript SDK validates listings with Zod and results with Ajv; the Python SDK with
@@ -126,7 +126,7 @@ pub fn output_object_schema_for<R: schemars::JsonSchema>() -> Map<String, Value>
 /// coded validation error naming the problem. Non-object alternatives (which serde cannot
 /// flatten) are left out. A non-object root (a bare enum, an integer) yields an object with no
 /// properties; the macros reject those at compile time, so only hand-built specs meet it. So
-/// does a `properties` that is not an object (found by fuzzing, issue #10): it becomes `{}`.
+/// does a `properties` that is not an object (found by fuzzing): it becomes `{}`.
 pub fn object_root(doc: Value) -> Map<String, Value> {
     let mut root = match doc {
         Value::Object(m) => m,

@@ -232,7 +232,7 @@ fn inline(v: &mut Value, defs: &Map<String, Value>, recursive: &BTreeSet<String>
     }
     let Some(body) = defs.get(&name) else { return };
     // A definition that is not a schema (hand-written, e.g. `"T": "object"`) constrains
-    // nothing: `{}`, as `normalize` makes of any non-schema (found by fuzzing, issue #10).
+    // nothing: `{}`, as `normalize` makes of any non-schema (found by fuzzing).
     let mut body = if body.is_object() || body.is_boolean() { body.clone() } else { json!({}) };
     inline(&mut body, defs, recursive);
     m.remove("$ref");

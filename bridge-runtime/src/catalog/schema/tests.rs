@@ -1,4 +1,4 @@
-//! The pipeline's rules on the kinds of types app authors write (issue #6).
+//! The pipeline's rules on the kinds of types app authors write.
 
 use super::*;
 use schemars::JsonSchema;
@@ -219,7 +219,7 @@ fn a_non_object_root_never_survives_as_a_parameter_object() {
 
 // GB-5.2-3: the object root is always `{"type":"object","properties":{…}}`, even for a
 // hand-written schema whose `properties` is not an object (input found by the `schema` fuzz
-// target, issue #10; also in fuzz/corpus/schema/).
+// target; also in fuzz/corpus/schema/).
 #[test]
 fn a_non_object_properties_never_survives_in_a_parameter_object() {
     let doc = json!({"definitions": {"A": {"type": "string", "format": "int32"}}, "properties": "T"});
@@ -233,7 +233,7 @@ fn a_non_object_properties_never_survives_in_a_parameter_object() {
 }
 
 // GB-5.2-3: "a value that is not a schema becomes `{}`", also when it is a definition the
-// root or a property refers to (input found by the `schema` fuzz target, issue #10; also in
+// root or a property refers to (input found by the `schema` fuzz target; also in
 // fuzz/corpus/schema/).
 #[test]
 fn a_definition_that_is_not_a_schema_is_inlined_as_the_empty_schema() {

@@ -207,24 +207,17 @@ struct ViewTable {
     by_type: HashMap<String, Arc<ViewEntry>>,
 }
 
-/// The view table cache, attached to the [`Bridge`] so that every connection (and every
-/// 2026-07-28 `POST`, which gets a fresh handler) shares it.
+/// The view table cache of one composed server ([`GuiBridgeServer`](super::GuiBridgeServer)),
+/// shared by every connection made from it (every 2026-07-28 `POST` gets a fresh handler).
 #[derive(Debug, Default)]
-struct AppViews(Mutex<Option<Arc<ViewTable>>>);
+pub(crate) struct AppViews(Mutex<Option<Arc<ViewTable>>>);
 
-/// The MCP Apps view of one bridge.
-pub(crate) struct Views(Arc<ViewTable>);
-
-impl Views {
-    /// The current view table of `bridge`, built on first use and after a window type was
-    /// registered.
-    pub(crate) fn of(bridge: &Bridge) -> Views {
-        let cache = bridge.extension::<AppViews>().unwrap_or_else(|| {
-            bridge.set_extension(AppViews::default());
-            bridge.extension::<AppViews>().unwrap_or_default()
-        });
+impl AppViews {
+    /// The view table of `bridge` as its catalog is now: built on first use and after a window
+    /// type was registered.
+    pub(crate) fn current(&self, bridge: &Bridge) -> Views {
         let catalog = bridge.catalog();
-        let mut slot = cache.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(table) = slot.as_ref().filter(|t| t.window_types == catalog.windows().len()) {
             return Views(table.clone());
         }
@@ -232,7 +225,12 @@ impl Views {
         *slot = Some(table.clone());
         Views(table)
     }
+}
 
+/// The MCP Apps view of one bridge.
+pub(crate) struct Views(Arc<ViewTable>);
+
+impl Views {
     /// The `ui://` URI that shows the window of `entry`: its type's own view, else the
     /// built-in one. `None` for app-level tools.
     fn uri_for(&self, entry: &ToolEntry) -> Option<&str> {
@@ -363,7 +361,7 @@ mod tests {
 
     #[test]
     fn view_uri_follows_the_catalog() {
-        // "the URI and content change when the catalog changes" (issue #8; MA-7-4).
+        // "the URI and content change when the catalog changes" (MA-7-4).
         let a = build_table(&identity(), "{\"windows\":[]}", &[]);
         let b = build_table(&identity(), "{\"windows\":[1]}", &[]);
         let a2 = build_table(&identity(), "{\"windows\":[]}", &[]);

@@ -1,4 +1,5 @@
-//! A bounded legacy-session table around rmcp's [`LocalSessionManager`] (issue #10 item 4).
+//! A bounded legacy-session table around rmcp's [`LocalSessionManager`]: the cap of
+//! [`HttpOptions::max_sessions`](super::HttpOptions::max_sessions).
 //!
 //! rmcp keeps every legacy (2025-11-25, `Mcp-Session-Id`) session until the client sends
 //! `DELETE` or the session's worker has seen no message for `SessionConfig::keep_alive` (300 s

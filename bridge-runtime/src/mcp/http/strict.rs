@@ -193,7 +193,7 @@ async fn post(strict: &Strict, request: Request, next: Next) -> Response {
     }
 }
 
-/// The caps (issue #10 item 4): a session-opening `initialize` needs room in the session table;
+/// The caps: a session-opening `initialize` needs room in the session table;
 /// a `subscriptions/listen` takes a listen slot, returned to be held by the response body.
 fn admit(
     strict: &Strict,

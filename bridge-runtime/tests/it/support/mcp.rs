@@ -2,7 +2,7 @@
 //! rmcp client that records the notifications it receives, and a wire tap.
 #![allow(dead_code)]
 
-use bridge_runtime::catalog::WindowMeta;
+use bridge_runtime::catalog::{DescribeActions, DescribeWindow, WindowMeta};
 use bridge_runtime::mcp::GuiBridgeServer;
 use bridge_runtime::model::FieldItem;
 use bridge_runtime::{
@@ -41,11 +41,13 @@ pub struct SetAmount {
     pub amount: f64,
 }
 
-impl BridgeWindow for Editor {
+impl DescribeWindow for Editor {
     fn window_meta() -> WindowMeta {
         WindowMeta { type_name: "Editor".into(), title: "Order Editor".into(), blocks: vec![] }
     }
+}
 
+impl BridgeWindow for Editor {
     fn render(&self) -> Rendered {
         Rendered {
             title: "Order Editor".into(),
@@ -65,7 +67,7 @@ fn hints(read_only: bool, destructive: bool, idempotent: bool, open_world: bool)
     ActionHints { read_only, destructive, idempotent, open_world }
 }
 
-impl BridgeActions for Editor {
+impl DescribeActions for Editor {
     fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
         vec![
             ActionSpec::new("set_recipient")
@@ -90,11 +92,12 @@ impl BridgeActions for Editor {
                 .finish(window_level),
         ]
     }
+}
 
+impl BridgeActions for Editor {
     fn action_available(&self, action: &str) -> bool {
         action != "submit" || !self.recipient.is_empty()
     }
-
     fn invoke_action(
         &mut self,
         action: &str,
@@ -131,11 +134,13 @@ impl BridgeActions for Editor {
 /// Confirmation dialog.
 pub struct Confirm;
 
-impl BridgeWindow for Confirm {
+impl DescribeWindow for Confirm {
     fn window_meta() -> WindowMeta {
         WindowMeta { type_name: "Confirm".into(), title: "Confirm order".into(), blocks: vec![] }
     }
+}
 
+impl BridgeWindow for Confirm {
     fn render(&self) -> Rendered {
         Rendered {
             title: "Confirm order".into(),
@@ -145,7 +150,7 @@ impl BridgeWindow for Confirm {
     }
 }
 
-impl BridgeActions for Confirm {
+impl DescribeActions for Confirm {
     fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
         vec![
             ActionSpec::new("ok")
@@ -158,11 +163,12 @@ impl BridgeActions for Confirm {
                 .finish(window_level),
         ]
     }
+}
 
+impl BridgeActions for Confirm {
     fn action_available(&self, _action: &str) -> bool {
         true
     }
-
     fn invoke_action(
         &mut self,
         _action: &str,
@@ -177,7 +183,7 @@ impl BridgeActions for Confirm {
 /// App-level actions.
 pub struct App;
 
-impl BridgeActions for App {
+impl DescribeActions for App {
     fn action_specs_for(window_level: bool) -> Vec<ActionSpec> {
         vec![
             ActionSpec::new("new_editor")
@@ -186,11 +192,12 @@ impl BridgeActions for App {
                 .finish(window_level),
         ]
     }
+}
 
+impl BridgeActions for App {
     fn action_available(&self, _action: &str) -> bool {
         true
     }
-
     fn invoke_action(
         &mut self,
         _action: &str,

@@ -1,0 +1,275 @@
+//! The one dispatcher every tool call goes through, the agent's and the user's: the tool is
+//! resolved in the published table, checked by one GB-7.2 chain for app and window tools alike,
+//! run, and its effects applied.
+
+use super::Ui;
+use crate::catalog::schema::{EXPECTED_VERSION, MAX_REPORTED_PROBLEMS, MAX_SAFE_INTEGER};
+use crate::catalog::{ActionSpec, ToolName, WINDOW_TOOL_SHAPE, claimed};
+use crate::gui::context::{ActionContext, Op};
+use crate::gui::published::ToolEntry;
+use crate::gui::window::AnyActions;
+use crate::model::{ActionError, ErrorCode, ToolError, ToolResult};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// The last tool an agent called through the bridge, for a GUI to show which window the agent
+/// works on (e.g. highlight it for a few seconds). Calls by the user (`by_user`) do not count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCall {
+    /// The tool name, `{winId}__{action}` or `app__{action}`.
+    pub tool: String,
+    /// The window it acted on; `None` for app-level tools.
+    pub window_id: Option<String>,
+    /// The action's name.
+    pub action: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// When it ran.
+    pub at: std::time::Instant,
+    /// Counts every agent call, so a GUI can tell a new call from the one it already showed.
+    pub seq: u64,
+}
+
+/// What a call acts on once found: the app's action set, or the open window at this index.
+#[derive(Clone, Copy)]
+enum Subject {
+    App,
+    Window(usize),
+}
+
+/// A subject as the GB-7.2 checks see it.
+struct Checked<'a> {
+    /// The window's id; `None` for the app.
+    id: Option<&'a str>,
+    /// Who the action belongs to in messages: the window's title, or "the app".
+    owner: &'a str,
+    operable: bool,
+    actions: &'a [Arc<ActionSpec>],
+    live: &'a dyn AnyActions,
+    /// The window's `version`; `None` for the app, which has none (OQ-GB-12).
+    version: Option<i64>,
+}
+
+impl Ui {
+    /// Runs tool `name` with `args` as the agent would (`by_user = false`) or as the human user
+    /// (`by_user = true`): the GB-7.2 runtime checks in OQ-GB-21 order (`window_not_found` →
+    /// `blocked_by_modal` → `action_not_available` → `stale_state` → `validation_failed`), then
+    /// the action, then its effects, then one commit. A rejected call leaves windows unopened
+    /// and unclosed.
+    pub fn call_tool(&mut self, name: &str, args: Map<String, Value>, by_user: bool) -> Result<ToolResult, ToolError> {
+        let current = self.current.clone();
+        self.call(current.tool(name), name, args, by_user)
+    }
+
+    /// [`Ui::call_tool`] for the agent, of a tool an adapter already found in a published table
+    /// (perhaps an older one: the checks run against the windows as they are now).
+    pub(crate) fn call_listed(&mut self, tool: &ToolEntry, args: Map<String, Value>) -> Result<ToolResult, ToolError> {
+        self.call(Some(tool), &tool.name, args, false)
+    }
+
+    fn call(
+        &mut self,
+        listed: Option<&ToolEntry>,
+        name: &str,
+        args: Map<String, Value>,
+        by_user: bool,
+    ) -> Result<ToolResult, ToolError> {
+        let out = match listed {
+            Some(entry) => self.dispatch(&entry.tool, args, by_user),
+            // Not listed: what the name claims decides which check it fails (GB-7.2-1).
+            None => match claimed(name) {
+                Some(tool) => self.dispatch(&tool, args, by_user),
+                None => Err(no_such_tool(name)),
+            },
+        };
+        self.commit();
+        if let Some(entry) = listed.filter(|_| !by_user) {
+            let seq = self.last_agent_call.as_ref().map_or(1, |c| c.seq + 1);
+            self.last_agent_call = Some(AgentCall {
+                tool: entry.name.clone(),
+                window_id: entry.window_id.clone(),
+                action: entry.action.name.clone(),
+                ok: out.is_ok(),
+                at: std::time::Instant::now(),
+                seq,
+            });
+        }
+        out
+    }
+
+    /// Checks, runs and applies one call of `tool`.
+    fn dispatch(
+        &mut self,
+        tool: &ToolName,
+        mut args: Map<String, Value>,
+        by_user: bool,
+    ) -> Result<ToolResult, ToolError> {
+        let (subject, action) = match tool {
+            ToolName::App { action } if self.app.is_some() => (Subject::App, action.as_str()),
+            ToolName::App { .. } => {
+                return Err(ToolError::new(ErrorCode::WindowNotFound, "This app has no app-level actions"));
+            }
+            ToolName::Window { id, action } => match self.index_of(id) {
+                Some(i) => (Subject::Window(i), action.as_str()),
+                None => {
+                    let why = if self.ids.ever_used(id) { "was closed" } else { "does not exist" };
+                    return Err(ToolError::new(ErrorCode::WindowNotFound, format!("Window '{id}' {why}")));
+                }
+            },
+            ToolName::Companion { .. } => return Err(no_such_tool(&tool.to_string())),
+        };
+        self.checked(subject).check(action, &mut args)?;
+
+        let window_id = match subject {
+            Subject::App => None,
+            Subject::Window(i) => Some(self.windows[i].handle.clone()),
+        };
+        let mut cx = ActionContext::new(&mut self.ids, window_id, by_user);
+        let outcome = match subject {
+            Subject::App => {
+                self.app_dirty = true;
+                let slot = self.app.as_mut().expect("checked: the app has actions");
+                guarded(action, || slot.actions.invoke(action, args, &mut cx))
+            }
+            Subject::Window(i) => {
+                let entry = &mut self.windows[i];
+                // Whatever the outcome, the action may have changed its window: re-render it.
+                entry.dirty = true;
+                let window = entry.window.as_mut().expect("window present outside invoke");
+                guarded(action, || window.invoke(action, args, &mut cx))
+            }
+        };
+        let (ops, opened, message) = (std::mem::take(&mut cx.ops), std::mem::take(&mut cx.opened), cx.message.take());
+        let result = outcome.map_err(ToolError::from)?;
+        Ok(self.finish(ops, opened, message, result))
+    }
+
+    /// `subject` as the checks see it.
+    fn checked(&self, subject: Subject) -> Checked<'_> {
+        match subject {
+            Subject::App => {
+                let slot = self.app.as_ref().expect("the app has actions");
+                Checked {
+                    id: None,
+                    owner: "the app",
+                    operable: !self.app_modal,
+                    actions: &slot.spec.actions,
+                    live: slot.actions.as_ref(),
+                    version: None,
+                }
+            }
+            Subject::Window(i) => {
+                let e = &self.windows[i];
+                Checked {
+                    id: Some(&e.handle),
+                    owner: &e.published.state.title,
+                    operable: e.operable,
+                    actions: &e.spec.actions,
+                    live: e.window.as_deref().expect("window present outside invoke"),
+                    version: Some(e.published.state.version),
+                }
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        ops: Vec<Op>,
+        opened: Vec<String>,
+        message: Option<String>,
+        result: Option<Value>,
+    ) -> ToolResult {
+        self.apply(ops);
+        let opened: Vec<String> = opened.into_iter().filter(|id| self.index_of(id).is_some()).collect();
+        ToolResult { message, opened_window_ids: (!opened.is_empty()).then_some(opened), result }
+    }
+}
+
+impl Checked<'_> {
+    /// The GB-7.2 checks after the subject was found, in OQ-GB-21 order: `blocked_by_modal` →
+    /// `action_not_available` (unknown, then unavailable) → `stale_state` → `validation_failed`.
+    /// Leaves `args` as the action reads them: nulls for optional parameters dropped, and a
+    /// window's `expectedVersion` removed.
+    fn check(&self, action: &str, args: &mut Map<String, Value>) -> Result<(), ToolError> {
+        if !self.operable {
+            let message = match self.id {
+                Some(id) => {
+                    format!("Window '{id}' is blocked by a modal dialog; operate the windows in operableWindowIds")
+                }
+                None => "An app-level modal blocks the app; operate the windows in operableWindowIds".to_owned(),
+            };
+            return Err(ToolError::new(ErrorCode::BlockedByModal, message));
+        }
+        let owner = self.owner;
+        let Some(spec) = self.actions.iter().find(|a| a.name == action) else {
+            return Err(ToolError::new(ErrorCode::ActionNotAvailable, format!("'{owner}' has no action '{action}'")));
+        };
+        if !self.live.available(action) {
+            let message = match self.id {
+                Some(_) => format!("'{action}' is not available in '{owner}' right now"),
+                None => format!("'{action}' is not available right now"),
+            };
+            return Err(ToolError::new(ErrorCode::ActionNotAvailable, message));
+        }
+        if let Some(version) = self.version
+            && spec.takes_expected_version()
+            && let Some(expected) = args.get(EXPECTED_VERSION)
+        {
+            check_expected_version(expected, version)?;
+        }
+        check_args(spec, args)?;
+        if self.version.is_some() {
+            args.remove(EXPECTED_VERSION);
+        }
+        Ok(())
+    }
+}
+
+/// A name that is neither listed nor spelled as a tool name.
+fn no_such_tool(name: &str) -> ToolError {
+    ToolError::new(ErrorCode::WindowNotFound, format!("No tool named '{name}': tool names are {WINDOW_TOOL_SHAPE}"))
+}
+
+/// `expectedVersion` present on a tool that declares it: a version (an integer from 1 to
+/// 2^53 − 1, as its schema says) other than the window's is `stale_state` (GB-7.1-2), checked
+/// before argument validation (OQ-GB-21). Anything else (`-1`, `1.5`, `"3"`) is left to the
+/// schema, which answers `validation_failed`; `null` is dropped there as absent (GB-7.1-3).
+fn check_expected_version(expected: &Value, current: i64) -> Result<(), ToolError> {
+    // `5.0` is the integer 5 to JSON Schema too: it must not slip past the version check.
+    let n = expected
+        .as_i64()
+        .or_else(|| expected.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e18).map(|f| f as i64));
+    let Some(n) = n.filter(|n| (1..=MAX_SAFE_INTEGER).contains(n)) else {
+        return Ok(());
+    };
+    if n == current { Ok(()) } else { Err(ToolError::stale_state(n, current)) }
+}
+
+/// Runs an app action, turning a panic inside it into an error instead of killing the UI
+/// owner thread. The window's state may be partly changed; the commit that follows re-renders
+/// it, so versions and notifications stay truthful.
+fn guarded(action: &str, f: impl FnOnce() -> Result<Option<Value>, ActionError>) -> Result<Option<Value>, ActionError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        tracing::error!(action, "action panicked");
+        Err(ActionError::not_available(format!(
+            "'{action}' failed inside the app and was aborted; re-read app://windows before retrying"
+        )))
+    })
+}
+
+/// `validation_failed` with a problem per bad field (GB-7.3-1), at most
+/// [`MAX_REPORTED_PROBLEMS`] listed and the rest counted in the message.
+fn check_args(spec: &ActionSpec, args: &mut Map<String, Value>) -> Result<(), ToolError> {
+    let problems = spec.validate(args);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let mut err = ToolError::from(ActionError::fields(problems.fields));
+    if problems.omitted > 0 {
+        err.message = format!(
+            "{}; {} more problems left out (at most {MAX_REPORTED_PROBLEMS} are listed)",
+            err.message, problems.omitted
+        );
+    }
+    Err(err)
+}
