@@ -841,3 +841,6 @@ fn method_shape(cx: &Ctxt, c: &Capability) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests;
