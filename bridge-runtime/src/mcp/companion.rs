@@ -5,13 +5,14 @@
 //! `requests.wait` until the request is terminal or the tool's own deadline passes, all through
 //! the same [`Engine`] as socket clients: same validation, scopes, queue and lifecycle (CP-1-6).
 
+use super::mapping::structured_result;
 use crate::catalog::schema::{Definitions, output_schema_for};
 use crate::catalog::{CapabilitySpec, Catalog};
 use crate::companion::protocol::params::WaitParams;
 use crate::companion::protocol::results::WaitResult;
 use crate::companion::{ClientIdentity, CompanionError, Engine, ErrorCode, RequestSnapshot, RequestState};
 use crate::gui::Bridge;
-use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -118,7 +119,7 @@ impl CompanionTools {
                         (format!("{} did not finish in time; it keeps running", cap.id()), false)
                     }
                 };
-                result(serde_json::to_value(&snapshot).unwrap_or(Value::Null), line, !done)
+                structured_result(&line, serde_json::to_value(&snapshot).unwrap_or(Value::Null), !done)
             }
             Err(e) => error_result(e.code, e.message),
         })
@@ -164,17 +165,7 @@ impl CompanionTools {
 /// An `isError` result carrying a CP error: `{code, message, retryable}`.
 fn error_result(code: ErrorCode, message: String) -> CallToolResult {
     let body = json!({"code": code.as_str(), "message": message, "retryable": code.retryable()});
-    result(body, message, true)
-}
-
-fn result(body: Value, line: String, is_error: bool) -> CallToolResult {
-    let mut out = if is_error {
-        CallToolResult::structured_error(body.clone())
-    } else {
-        CallToolResult::structured(body.clone())
-    };
-    out.content = vec![ContentBlock::text(format!("{line}\n{body}"))];
-    out
+    structured_result(&message, body, true)
 }
 
 /// The `inputSchema` of `companion__{id}`: the `requests.create` arguments with the capability's
