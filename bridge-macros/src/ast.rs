@@ -241,11 +241,6 @@ impl<'a> Action<'a> {
     pub(crate) fn params(&self) -> impl Iterator<Item = &Param<'a>> {
         params(&self.inputs)
     }
-
-    /// The `#[bridge(args)]` parameter, if any.
-    pub(crate) fn args_param(&self) -> Option<&Param<'a>> {
-        args_param(&self.inputs)
-    }
 }
 
 /// A method's receiver and typed inputs, in order.
