@@ -34,8 +34,22 @@ fn companion(input: TokenStream) -> Vec<String> {
     messages(crate::expand::bridge_actions(quote!(companion), input))
 }
 
+/// The same parameter mistakes, made by an action and by a capability.
+fn mistakes() -> TokenStream {
+    quote! {
+        (d, e): (u32, u32),
+        f: &str,
+        g: impl Clone,
+        #[bridge(args)] h: u32,
+        #[bridge(args)] i: Opts,
+        j: u32,
+        #[serde(rename = "j")] k: u32,
+    }
+}
+
 #[test]
 fn action_parameter_rules() {
+    let mistakes = mistakes();
     let errors = actions(quote! {
         impl App {
             /// Every mistake at once.
@@ -45,14 +59,8 @@ fn action_parameter_rules() {
                 a: &mut ActionContext,
                 b: &mut ActionContext,
                 c: ActionContext,
-                (d, e): (u32, u32),
                 expected_version: i64,
-                f: &str,
-                g: impl Clone,
-                #[bridge(args)] h: u32,
-                #[bridge(args)] i: Opts,
-                j: u32,
-                #[serde(rename = "j")] k: u32,
+                #mistakes
             ) {}
         }
     });
@@ -66,11 +74,11 @@ fn action_parameter_rules() {
             "an action takes at most one `&mut ActionContext` parameter",
             "the action context is passed by mutable reference: write `cx: &mut ActionContext` (it is not a JSON \
              parameter)",
-            "action parameters must be plain names like `recipient: String`: the name is the JSON property",
             "parameter `expected_version` is reserved for optimistic concurrency (GB-5.5): the runtime checks \
              `expectedVersion` before the action runs; rename the parameter",
             "with #[bridge(args)] on `h`, its struct is the whole argument object: move `expected_version` into \
              that struct",
+            "action parameters must be plain names like `recipient: String`: the name is the JSON property",
             "action parameters are deserialized from JSON and must be owned types (`String`, not `&str`)",
             "with #[bridge(args)] on `h`, its struct is the whole argument object: move `f` into that struct",
             "action parameters cannot be `impl Trait`: name a type",
@@ -103,6 +111,7 @@ fn action_parameter_rules() {
 
 #[test]
 fn capability_parameter_rules() {
+    let mistakes = mistakes();
     let errors = companion(quote! {
         impl Desk {
             /// Every mistake at once.
@@ -110,13 +119,7 @@ fn capability_parameter_rules() {
             async unsafe fn show<T>(
                 &self,
                 a: &mut ActionContext,
-                (d, e): (u32, u32),
-                f: &str,
-                g: impl Clone,
-                #[bridge(args)] h: u32,
-                #[bridge(args)] i: Opts,
-                j: u32,
-                #[serde(rename = "j")] k: u32,
+                #mistakes
             ) {}
         }
     });
