@@ -321,6 +321,7 @@ struct Surface {
     not_async: &'static str,
     /// The error at an `unsafe fn`.
     not_unsafe: &'static str,
+    /// Whether the method takes an `&mut ActionContext`.
     contexts: Contexts,
     /// Parameter names the runtime reads itself, and why.
     reserved: &'static [&'static str],
