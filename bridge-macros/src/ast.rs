@@ -241,11 +241,6 @@ impl<'a> Action<'a> {
     pub(crate) fn params(&self) -> impl Iterator<Item = &Param<'a>> {
         params(&self.inputs)
     }
-
-    /// The `#[bridge(args)]` parameter, if any.
-    pub(crate) fn args_param(&self) -> Option<&Param<'a>> {
-        self.params().find(|p| p.attrs.args.is_some())
-    }
 }
 
 /// A method's receiver and typed inputs, in order.
@@ -274,11 +269,16 @@ fn inputs<'a>(cx: &Ctxt, method: &'a ImplItemFn) -> (Option<&'a Receiver>, Vec<I
 }
 
 /// The JSON parameters of `inputs` (everything but a context).
-fn params<'i, 'a>(inputs: &'i [Input<'a>]) -> impl Iterator<Item = &'i Param<'a>> {
+pub(crate) fn params<'i, 'a>(inputs: &'i [Input<'a>]) -> impl Iterator<Item = &'i Param<'a>> {
     inputs.iter().filter_map(|i| match i {
         Input::Param(p) => Some(p),
         Input::Context(_) => None,
     })
+}
+
+/// The `#[bridge(args)]` parameter of `inputs`, if any (the first, if several).
+pub(crate) fn args_param<'i, 'a>(inputs: &'i [Input<'a>]) -> Option<&'i Param<'a>> {
+    params(inputs).find(|p| p.attrs.args.is_some())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -369,7 +369,7 @@ impl<'a> Capability<'a> {
 
     /// The `#[bridge(args)]` parameter, if any.
     pub(crate) fn args_param(&self) -> Option<&Param<'a>> {
-        self.params().find(|p| p.attrs.args.is_some())
+        args_param(&self.inputs)
     }
 }
 

@@ -255,19 +255,7 @@ fn action(cx: &Ctxt, a: &Action) {
     {
         cx.error_spanned_by(t, "an action title cannot be empty");
     }
-    if let Some(asyncness) = &sig.asyncness {
-        cx.error_spanned_by(
-            asyncness,
-            "`async fn` is not supported for actions: actions run on the UI thread and must return once the \
-             change has taken effect (GB-5.4-1)",
-        );
-    }
-    if let syn::Safety::Unsafe(u) = &sig.safety {
-        cx.error_spanned_by(u, "an `unsafe fn` cannot be an action");
-    }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        cx.error_spanned_by(&sig.generics, "an action cannot be generic: each parameter needs one fixed JSON Schema");
-    }
+    signature(cx, &ACTION, sig);
     match a.receiver {
         None => cx.error_spanned_by(
             &sig.ident,
@@ -278,7 +266,7 @@ fn action(cx: &Ctxt, a: &Action) {
         }
         Some(_) => {}
     }
-    inputs(cx, a);
+    params(cx, &ACTION, &a.inputs);
     if let Output::Result { err: Some(err), .. } = &a.output {
         plain_error_type(cx, err);
     }
@@ -312,21 +300,111 @@ fn plain_error_type(cx: &Ctxt, err: &Type) {
     }
 }
 
-fn inputs(cx: &Ctxt, a: &Action) {
+// ---------------------------------------------------------------------------------------------
+// Methods whose parameters become one JSON object: GUI actions and companion capabilities. One
+// set of rules, each surface in its own words.
+
+/// A surface whose methods take JSON parameters: the words its errors use, and the rules about
+/// `ActionContext` and reserved names that only GUI actions have.
+struct Surface {
+    /// The method, as a subject: "an action cannot be generic".
+    method: &'static str,
+    /// The parameters' noun: "action parameters must be plain names".
+    noun: &'static str,
+    /// A plain parameter, as the example of one.
+    example: &'static str,
+    /// The one JSON object the parameters form.
+    object: &'static str,
+    /// Why that object cannot be anything but an object.
+    object_is: &'static str,
+    /// The error at an `async fn`.
+    not_async: &'static str,
+    /// The error at an `unsafe fn`.
+    not_unsafe: &'static str,
+    /// Whether the method takes an `&mut ActionContext`.
+    contexts: Contexts,
+    /// Parameter names the runtime reads itself, and why.
+    reserved: &'static [&'static str],
+    reserved_for: &'static str,
+}
+
+/// How many `&mut ActionContext` parameters a method takes.
+enum Contexts {
+    /// At most one; `ActionContext` taken any other way is a mistaken context.
+    AtMostOne,
+    /// None.
+    None,
+}
+
+const ACTION: Surface = Surface {
+    method: "an action",
+    noun: "action",
+    example: "recipient: String",
+    object: "argument object",
+    object_is: "MCP inputSchema root is type: object",
+    not_async: "`async fn` is not supported for actions: actions run on the UI thread and must return once the \
+                change has taken effect (GB-5.4-1)",
+    not_unsafe: "an `unsafe fn` cannot be an action",
+    contexts: Contexts::AtMostOne,
+    reserved: &["expectedVersion", "expected_version"],
+    reserved_for: "for optimistic concurrency (GB-5.5): the runtime checks `expectedVersion` before the action \
+                   runs; rename the parameter",
+};
+
+const CAPABILITY: Surface = Surface {
+    method: "a capability method",
+    noun: "capability",
+    example: "text: String",
+    object: "params object",
+    object_is: "the capability's inputSchema is type: object",
+    not_async: "a capability's params check cannot be `async`",
+    not_unsafe: "an `unsafe fn` cannot declare a capability",
+    contexts: Contexts::None,
+    reserved: &[],
+    reserved_for: "",
+};
+
+/// What such a method cannot be: `async`, `unsafe`, generic (each parameter needs one fixed
+/// JSON Schema).
+fn signature(cx: &Ctxt, s: &Surface, sig: &syn::Signature) {
+    if let Some(asyncness) = &sig.asyncness {
+        cx.error_spanned_by(asyncness, s.not_async);
+    }
+    if let syn::Safety::Unsafe(u) = &sig.safety {
+        cx.error_spanned_by(u, s.not_unsafe);
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            &sig.generics,
+            format!("{} cannot be generic: each parameter needs one fixed JSON Schema", s.method),
+        );
+    }
+}
+
+/// The parameters: plain names of owned, nameable types, each one property of the object, or
+/// one `#[bridge(args)]` struct that is the whole object; the context where the surface has one.
+fn params(cx: &Ctxt, s: &Surface, inputs: &[Input]) {
     let mut context_seen = false;
-    let args = a.args_param();
-    for input in &a.inputs {
-        let p = match input {
-            Input::Context(arg) => {
+    let args = crate::ast::args_param(inputs);
+    for input in inputs {
+        let p = match (input, &s.contexts) {
+            (Input::Context(arg), Contexts::AtMostOne) => {
                 if context_seen {
                     cx.error_spanned_by(arg, "an action takes at most one `&mut ActionContext` parameter");
                 }
                 context_seen = true;
                 continue;
             }
-            Input::Param(p) => p,
+            (Input::Context(arg), Contexts::None) => {
+                cx.error_spanned_by(
+                    arg,
+                    "`ActionContext` belongs to GUI actions; a capability's params check takes only its parameters",
+                );
+                continue;
+            }
+            (Input::Param(p), _) => p,
         };
-        if util::mentions_action_context(p.ty) {
+        if matches!(s.contexts, Contexts::AtMostOne) && util::mentions_action_context(p.ty) {
             cx.error_spanned_by(
                 p.ty,
                 "the action context is passed by mutable reference: write `cx: &mut ActionContext` \
@@ -337,26 +415,30 @@ fn inputs(cx: &Ctxt, a: &Action) {
         let Some(ident) = p.ident else {
             cx.error_spanned_by(
                 &p.arg.pat,
-                "action parameters must be plain names like `recipient: String`: the name is the JSON property",
+                format!(
+                    "{} parameters must be plain names like `{}`: the name is the JSON property",
+                    s.noun, s.example
+                ),
             );
             continue;
         };
-        if p.name == "expectedVersion" || p.name == "expected_version" {
+        if s.reserved.contains(&p.name.as_str()) {
             cx.error_spanned_by(
                 p.attrs.rename.as_ref().map_or_else(|| ident.to_token_stream(), ToTokens::to_token_stream),
-                format!(
-                    "parameter `{}` is reserved for optimistic concurrency (GB-5.5): the runtime checks \
-                     `expectedVersion` before the action runs; rename the parameter",
-                    p.name
-                ),
+                format!("parameter `{}` is reserved {}", p.name, s.reserved_for),
             );
         }
         match p.ty {
             Type::Reference(_) => cx.error_spanned_by(
                 p.ty,
-                "action parameters are deserialized from JSON and must be owned types (`String`, not `&str`)",
+                format!(
+                    "{} parameters are deserialized from JSON and must be owned types (`String`, not `&str`)",
+                    s.noun
+                ),
             ),
-            Type::ImplTrait(_) => cx.error_spanned_by(p.ty, "action parameters cannot be `impl Trait`: name a type"),
+            Type::ImplTrait(_) => {
+                cx.error_spanned_by(p.ty, format!("{} parameters cannot be `impl Trait`: name a type", s.noun))
+            }
             _ => {}
         }
         if p.attrs.args.is_some() {
@@ -368,10 +450,12 @@ fn inputs(cx: &Ctxt, a: &Action) {
                 cx.error_spanned_by(
                     p.ty,
                     format!(
-                        "`{ty}` cannot be the whole argument object (MCP inputSchema root is type: object): take it \
-                         as one named parameter instead, `{name}: {ty}` without #[bridge(args)], or use a struct \
-                         with #[derive(BridgeArgs)]",
+                        "`{ty}` cannot be the whole {object} ({object_is}): take it as one named parameter \
+                         instead, `{name}: {ty}` without #[bridge(args)], or use a struct with \
+                         #[derive(BridgeArgs)]",
                         ty = type_text(p.ty),
+                        object = s.object,
+                        object_is = s.object_is,
                         name = p.name
                     ),
                 );
@@ -380,13 +464,13 @@ fn inputs(cx: &Ctxt, a: &Action) {
             cx.error_spanned_by(
                 ident,
                 format!(
-                    "with #[bridge(args)] on `{}`, its struct is the whole argument object: move `{}` into that struct",
-                    args.name, p.name
+                    "with #[bridge(args)] on `{}`, its struct is the whole {}: move `{}` into that struct",
+                    args.name, s.object, p.name
                 ),
             );
         }
     }
-    param_attrs(cx, a.params());
+    param_attrs(cx, crate::ast::params(inputs));
 }
 
 /// Rules on the parameters' `#[serde(…)]` / `#[schemars(…)]`, the same in window and companion
@@ -758,75 +842,8 @@ fn method_shape(cx: &Ctxt, c: &Capability) {
              of the request params (CP-2-25), which runs without any instance",
         );
     }
-    if let Some(asyncness) = &sig.asyncness {
-        cx.error_spanned_by(asyncness, "a capability's params check cannot be `async`");
-    }
-    if let syn::Safety::Unsafe(u) = &sig.safety {
-        cx.error_spanned_by(u, "an `unsafe fn` cannot declare a capability");
-    }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        cx.error_spanned_by(
-            &sig.generics,
-            "a capability method cannot be generic: each parameter needs one fixed JSON Schema",
-        );
-    }
-    let args = c.args_param();
-    for input in &c.inputs {
-        let p = match input {
-            Input::Context(arg) => {
-                cx.error_spanned_by(
-                    arg,
-                    "`ActionContext` belongs to GUI actions; a capability's params check takes only its parameters",
-                );
-                continue;
-            }
-            Input::Param(p) => p,
-        };
-        let Some(ident) = p.ident else {
-            cx.error_spanned_by(
-                &p.arg.pat,
-                "capability parameters must be plain names like `text: String`: the name is the JSON property",
-            );
-            continue;
-        };
-        match p.ty {
-            Type::Reference(_) => cx.error_spanned_by(
-                p.ty,
-                "capability parameters are deserialized from JSON and must be owned types (`String`, not `&str`)",
-            ),
-            Type::ImplTrait(_) => {
-                cx.error_spanned_by(p.ty, "capability parameters cannot be `impl Trait`: name a type")
-            }
-            _ => {}
-        }
-        if p.attrs.args.is_some() {
-            if let Some(first) = args
-                && !std::ptr::eq(first, p)
-            {
-                cx.error_spanned_by(&p.attrs.args, "only one parameter can be #[bridge(args)]");
-            } else if !is_object_like(p.ty) {
-                cx.error_spanned_by(
-                    p.ty,
-                    format!(
-                        "`{ty}` cannot be the whole params object (the capability's inputSchema is type: object): \
-                         take it as one named parameter instead, `{name}: {ty}` without #[bridge(args)], or use a \
-                         struct with #[derive(BridgeArgs)]",
-                        ty = type_text(p.ty),
-                        name = p.name
-                    ),
-                );
-            }
-        } else if let Some(args) = args {
-            cx.error_spanned_by(
-                ident,
-                format!(
-                    "with #[bridge(args)] on `{}`, its struct is the whole params object: move `{}` into that struct",
-                    args.name, p.name
-                ),
-            );
-        }
-    }
-    param_attrs(cx, c.params());
+    signature(cx, &CAPABILITY, sig);
+    params(cx, &CAPABILITY, &c.inputs);
     match c.returns {
         CheckReturn::Unit if !c.method.block.stmts.is_empty() => cx.error_spanned_by(
             &c.method.block,
@@ -841,3 +858,6 @@ fn method_shape(cx: &Ctxt, c: &Capability) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests;

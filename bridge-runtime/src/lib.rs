@@ -89,7 +89,6 @@ pub mod __private {
 
     // #[bridge_actions(companion)]
     pub use crate::catalog::capability::BridgeCapabilities;
-    pub use crate::catalog::capability::macro_support::*;
     pub use crate::catalog::{
         CancelBehavior, CapabilityKind, CapabilitySpec, Completion, FallbackReason, FieldProblem, InteractionType,
         QueueMode, QueuePolicy, Scope, SpecError,

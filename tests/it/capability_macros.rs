@@ -519,3 +519,110 @@ impl Nothing {}
 fn empty_impl_declares_nothing() {
     assert!(Nothing::capability_specs().expect("builds").is_empty());
 }
+
+/// Types whose schema admits values their `Deserialize` refuses (`#[schemars(with = "String")]`
+/// on a `char`, which decodes from one-character strings only): the params pass the
+/// `inputSchema`, then fail to decode for the check.
+#[derive(Debug)]
+struct Loose;
+
+/// Params of `notice.loose_args`.
+#[derive(Deserialize, JsonSchema, BridgeArgs, Debug)]
+struct LooseArgs {
+    #[schemars(with = "String")]
+    letter: char,
+}
+
+/// Result of `notice.loose`, as loose as its params.
+#[derive(Deserialize, JsonSchema, Debug)]
+struct LooseResult {
+    #[schemars(with = "String")]
+    letter: char,
+}
+
+#[bridge_actions(companion)]
+impl Loose {
+    /// Plain parameters that decode from one-character strings only.
+    #[bridge_action(
+        id = "notice.loose",
+        version = "0.1.0",
+        kind = "notice",
+        output = LooseResult,
+        check_result = Self::result_ok
+    )]
+    fn loose(
+        #[schemars(with = "String")] first: char,
+        #[schemars(with = "String")] second: char,
+        #[serde(default)]
+        #[schemars(with = "String")]
+        third: char,
+    ) -> Result<(), ActionError> {
+        if first == second && second == third { Err(ActionError::not_available("all the same")) } else { Ok(()) }
+    }
+
+    #[allow(clippy::trivially_copy_pass_by_ref)]
+    fn result_ok(first: &char, second: &char, third: &char, r: &LooseResult) -> Result<(), ActionError> {
+        if [first, second, third].contains(&&r.letter) {
+            Ok(())
+        } else {
+            Err(ActionError::field("letter", "not given"))
+        }
+    }
+
+    /// A `#[bridge(args)]` struct that decodes from one-character strings only.
+    #[bridge_action(id = "notice.loose_args", version = "0.1.0", kind = "notice")]
+    fn loose_args(#[bridge(args)] p: LooseArgs) -> Result<(), ActionError> {
+        if p.letter == 'x' { Err(ActionError::field("letter", "not x")) } else { Ok(()) }
+    }
+}
+
+// CP-2-25, CP-4-18: params that pass the schema but not the parameter's type are one problem at
+// the first such parameter (never echoing its value); a `#[bridge(args)]` struct or a result
+// that does not decode is one problem about the whole value; an author's `ActionError` becomes
+// problems at the parameter's pointer, `not_available` one about the whole params.
+#[test]
+fn values_the_types_refuse_are_problems_without_values() {
+    let specs = Loose::capability_specs().expect("Loose builds");
+    let (loose, args) = (&specs[0], &specs[1]);
+    let declared = "does not match the parameter's declared type";
+    assert_eq!(loose.validate_params(&mut json!({"first": "a", "second": "b"})), Ok(()));
+    assert_eq!(
+        loose.validate_params(&mut json!({"first": "one", "second": "two", "third": "three"})),
+        Err(vec![FieldProblem::new("/first", declared)])
+    );
+    assert_eq!(
+        loose.validate_params(&mut json!({"first": "a", "second": "two"})),
+        Err(vec![FieldProblem::new("/second", declared)])
+    );
+    assert_eq!(
+        loose.validate_params(&mut json!({"first": "a", "second": "b", "third": "three"})),
+        Err(vec![FieldProblem::new("/third", declared)])
+    );
+    assert_eq!(
+        loose.validate_params(&mut json!({"first": "a", "second": "a", "third": "a"})),
+        Err(vec![FieldProblem::new("", "all the same")])
+    );
+    let params = json!({"first": "a", "second": "b"});
+    assert_eq!(loose.validate_result(&params, &json!({"letter": "b"})), Ok(()));
+    assert_eq!(
+        loose.validate_result(&params, &json!({"letter": "c"})),
+        Err(vec![FieldProblem::new("/letter", "not given")])
+    );
+    assert_eq!(
+        loose.validate_result(&params, &json!({"letter": "bee"})),
+        Err(vec![FieldProblem::new("", "does not match the result's declared type")])
+    );
+    assert_eq!(
+        loose.validate_result(&json!({"first": "one", "second": "b"}), &json!({"letter": "b"})),
+        Err(vec![FieldProblem::new("/first", declared)])
+    );
+    // The result check reads the stored params as they are; keys it does not know stay unreported.
+    assert_eq!(loose.validate_result(&json!({"first": "a", "second": "b", "x": 1}), &json!({"letter": "a"})), Ok(()));
+
+    assert_eq!(args.validate_params(&mut json!({"letter": "a"})), Ok(()));
+    assert_eq!(
+        args.validate_params(&mut json!({"letter": "ay"})),
+        Err(vec![FieldProblem::new("", "does not match the params' declared type")])
+    );
+    assert_eq!(args.validate_params(&mut json!({"letter": "x"})), Err(vec![FieldProblem::new("/letter", "not x")]));
+}

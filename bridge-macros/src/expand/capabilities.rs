@@ -1,11 +1,13 @@
 //! `#[bridge_actions(companion)]` → `impl BridgeCapabilities`: one
 //! `CapabilitySpec::new(id, kind)…build()?` per method, each key of `#[bridge_action(…)]` one
-//! builder call. Plain parameters become a hidden struct whose derived `JsonSchema` is the
-//! `inputSchema`; a method returning `Result` becomes the `check_params` hook and
-//! `check_result = path` the `check_result` hook.
+//! builder call. Its parameters are declared and read as an action's are (`params`): plain
+//! parameters become a hidden struct whose derived `JsonSchema` is the `inputSchema`; a method
+//! returning `Result` becomes the `check_params` hook and `check_result = path` the
+//! `check_result` hook.
 
-use super::{is_option, private, respan, schema_field};
-use crate::ast::{Capabilities, Capability, CheckReturn, Param};
+use super::params::{self, Surface};
+use super::{private, respan};
+use crate::ast::{Capabilities, Capability, CheckReturn};
 use crate::attr::Choice;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -15,23 +17,18 @@ use syn::spanned::Spanned as _;
 pub(crate) fn capabilities(c: &Capabilities) -> TokenStream {
     let p = private(&c.krate);
     let self_ty = &c.item.self_ty;
-    let schemars_crate = format!("{p}::schemars").replace(' ', "");
     let mut structs = Vec::new();
     let mut specs = Vec::new();
     let mut uses = Vec::new();
     for (i, cap) in c.capabilities.iter().enumerate() {
-        let params_ty = match cap.args_param() {
-            Some(args) => {
-                let ty = args.ty;
-                uses.push(super::actions::require_args(ty, &p));
-                Some(quote_spanned!(ty.span()=> #ty))
-            }
-            None if cap.params().next().is_some() => {
-                let name = format_ident!("__BridgeCapabilityParams{}", i);
-                structs.push(params_struct(cap, &name, &p, &schemars_crate));
-                Some(quote!(#name))
-            }
-            None => None,
+        let params_ty = if cap.params().next().is_some() {
+            let params = params::declare(Surface::Capability, &cap.inputs, i, &c.item.generics, &p);
+            structs.extend(params.item);
+            uses.extend(params.check);
+            Some(params.ty)
+        } else {
+            // The builder's empty object schema stays.
+            None
         };
         specs.push(spec(cap, params_ty.as_ref(), &p));
         if matches!(cap.returns, CheckReturn::Unit) {
@@ -55,20 +52,6 @@ pub(crate) fn capabilities(c: &Capabilities) -> TokenStream {
                 }
             }
         };
-    }
-}
-
-/// `struct __BridgeCapabilityParamsN { name: Type, … }` with `#[derive(JsonSchema)]`: the
-/// plain parameters as a strict object schema, with their docs and `#[schemars(…)]`. An
-/// `Option<T>` parameter is an optional property of schema `T`: it may be absent, but not
-/// `null` (the companion's params have no nulls, as in CP-2-22).
-fn params_struct(cap: &Capability, name: &syn::Ident, p: &TokenStream, schemars_crate: &str) -> TokenStream {
-    let fields = cap.params().filter_map(|param| Some(schema_field(param, param.ident?, true)));
-    quote! {
-        #[derive(#p::schemars::JsonSchema)]
-        #[schemars(crate = #schemars_crate, deny_unknown_fields)]
-        #[allow(dead_code, non_camel_case_types)]
-        struct #name { #(#fields)* }
     }
 }
 
@@ -167,38 +150,6 @@ fn self_path(path: &Path) -> TokenStream {
     }
 }
 
-/// `let __pN = …?;` for each parameter, read from `__params`, spanned at its type (it must be
-/// `DeserializeOwned`).
-fn read_params(cap: &Capability, p: &TokenStream) -> (Vec<TokenStream>, Vec<syn::Ident>) {
-    let params: Vec<&Param> = cap.params().collect();
-    let locals: Vec<syn::Ident> = (0..params.len()).map(|i| format_ident!("__p{}", i)).collect();
-    let reads = params
-        .iter()
-        .zip(&locals)
-        .map(|(param, local)| {
-            let ty = param.ty;
-            let span = ty.span();
-            let p = respan(p, span);
-            let name = &param.name;
-            let read = if param.attrs.args.is_some() {
-                quote_spanned!(span=> #p::capability_params::<#ty>(__params))
-            } else if param.attrs.default.is_some() && !is_option(ty) {
-                // `#[serde(default)]`: absent is the type's default (the schema made it optional).
-                quote_spanned! {span=>
-                    match __params.get(#name) {
-                        ::core::option::Option::None => ::core::result::Result::Ok(<#ty as ::core::default::Default>::default()),
-                        ::core::option::Option::Some(_) => #p::capability_param::<#ty>(__params, #name),
-                    }
-                }
-            } else {
-                quote_spanned!(span=> #p::capability_param::<#ty>(__params, #name))
-            };
-            quote!(let #local = #read?;)
-        })
-        .collect();
-    (reads, locals)
-}
-
 /// `call`'s `Result<(), E>` as problems; the conversion is spanned at `err_span` (the author's
 /// error type, which must be `Into<ActionError>`), so a failed bound is reported there.
 fn check_call(call: &TokenStream, err_span: Span, p: &TokenStream) -> TokenStream {
@@ -222,7 +173,7 @@ fn problems_ty(p: &TokenStream) -> TokenStream {
 /// `Result` (CP-2-25); nothing for a declaration without check.
 fn check_params(cap: &Capability, p: &TokenStream) -> Option<TokenStream> {
     let CheckReturn::Result { .. } = cap.returns else { return None };
-    let (reads, locals) = read_params(cap, p);
+    let (reads, locals) = params::read(Surface::Capability, &cap.inputs, p);
     let method = &cap.method.sig.ident;
     let err_span = match (&cap.returns, &cap.method.sig.output) {
         (CheckReturn::Result { err: Some(e) }, _) => e.span(),
@@ -231,10 +182,9 @@ fn check_params(cap: &Capability, p: &TokenStream) -> Option<TokenStream> {
     };
     let call = check_call(&quote!(Self::#method(#(#locals),*)), err_span, p);
     let out = problems_ty(p);
-    let arg = if locals.is_empty() { quote!(_) } else { quote!(__params) };
     Some(quote! {
-        .check_params(|#arg: &#p::serde_json::Value| -> #out {
-            #(#reads)*
+        .check_params(|__params: &#p::serde_json::Value| -> #out {
+            #reads
             #call
         })
     })
@@ -245,7 +195,7 @@ fn check_params(cap: &Capability, p: &TokenStream) -> Option<TokenStream> {
 fn check_result(cap: &Capability, p: &TokenStream) -> Option<TokenStream> {
     let path = cap.attrs.check_result.as_ref()?;
     let out_ty = cap.attrs.output.as_ref()?;
-    let (reads, locals) = read_params(cap, p);
+    let (reads, locals) = params::read(Surface::Capability, &cap.inputs, p);
     let read_out = {
         let span = out_ty.span();
         let p = respan(p, span);
@@ -262,10 +212,9 @@ fn check_result(cap: &Capability, p: &TokenStream) -> Option<TokenStream> {
     });
     let call = check_call(&quote_spanned!(span=> #f(#(#args),*)), span, p);
     let out = problems_ty(p);
-    let arg = if locals.is_empty() { quote!(_) } else { quote!(__params) };
     Some(quote! {
-        .check_result(|#arg: &#p::serde_json::Value, __result: &#p::serde_json::Value| -> #out {
-            #(#reads)*
+        .check_result(|__params: &#p::serde_json::Value, __result: &#p::serde_json::Value| -> #out {
+            #reads
             let __out = #read_out?;
             #call
         })

@@ -7,9 +7,10 @@
 mod actions;
 mod capabilities;
 mod derive;
+mod params;
 mod window;
 
-use crate::ast::{Actions, Capabilities, Derived, Param, Window};
+use crate::ast::{Actions, Capabilities, Derived, Window};
 use crate::attr::{self, DeriveKind};
 use crate::ctxt::Ctxt;
 use crate::{fallback, strip, valid};
@@ -182,43 +183,6 @@ fn inferred_bound(generics: &Generics, ty: &syn::Type, bounds: &TokenStream) -> 
 /// Whether a parameter's type is written `Option<…>` (optional: absent reads as `None`).
 fn is_option(ty: &syn::Type) -> bool {
     crate::util::generic_of(ty, "Option").is_some()
-}
-
-/// A parameter's field of the generated params struct, whose derived `JsonSchema` is the
-/// `inputSchema`: its doc as the description, its `#[schemars(…)]` as written,
-/// `#[serde(rename = "…")]`. An optional property (`#[serde(default)]`, and in companion mode
-/// `Option<T>`; an explicit `null` counts as absent, the runtime drops it before validation) is declared `Option<T>` with the schema of
-/// `T`, so that schemars marks it optional without computing a default value (the reader
-/// supplies `T::default()`, and its bound is reported once, at the author's type).
-fn schema_field(param: &Param, ident: &syn::Ident, absent_not_null: bool) -> TokenStream {
-    let ty = param.ty;
-    let span = ty.span();
-    // Generated attributes are spanned at the type: the derive reports a missing
-    // `JsonSchema` at the field's first token.
-    let doc = param.attrs.description.as_ref().map(|d| quote_spanned!(span=> #[doc = #d]));
-    let schemars = &param.attrs.schemars;
-    let rename = param.attrs.rename.as_ref().map(|lit| quote_spanned!(lit.span()=> #[serde(rename = #lit)]));
-    let inner = match crate::util::generic_of(ty, "Option") {
-        Some(inner) if absent_not_null => Some(inner),
-        Some(_) => None,
-        None if param.attrs.default.is_some() => Some(ty),
-        None => None,
-    };
-    let Some(inner) = inner else {
-        return quote!(#doc #(#schemars)* #rename #ident: #ty,);
-    };
-    let with = (!param.attrs.schemars_with).then(|| {
-        let with = syn::LitStr::new(&inner.to_token_stream().to_string(), inner.span());
-        quote_spanned!(span=> #[schemars(with = #with)])
-    });
-    quote_spanned! {span=>
-        #doc
-        #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
-        #with
-        #(#schemars)*
-        #rename
-        #ident: ::core::option::Option<#inner>,
-    }
 }
 
 /// `<crate>::__private`.

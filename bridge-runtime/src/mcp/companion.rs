@@ -5,12 +5,13 @@
 //! `requests.wait` until the request is terminal or the tool's own deadline passes, all through
 //! the same [`Engine`] as socket clients: same validation, scopes, queue and lifecycle (CP-1-6).
 
+use super::mapping::structured_result;
 use crate::catalog::schema::{Definitions, output_schema_for};
 use crate::catalog::{CapabilitySpec, Catalog, ToolName};
 use crate::companion::protocol::method;
 use crate::companion::protocol::results::WaitResult;
 use crate::companion::{ClientIdentity, CompanionError, Engine, ErrorCode, RequestSnapshot, RequestState};
-use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -103,7 +104,7 @@ impl CompanionTools {
                         (format!("{} did not finish in time; it keeps running", cap.id()), false)
                     }
                 };
-                result(serde_json::to_value(&snapshot).unwrap_or(Value::Null), line, !done)
+                structured_result(&line, serde_json::to_value(&snapshot).unwrap_or(Value::Null), !done)
             }
             Err(e) => error_result(e.code, e.message),
         }
@@ -151,17 +152,7 @@ pub(crate) fn unsupported(name: &str) -> CallToolResult {
 /// An `isError` result carrying a CP error: `{code, message, retryable}`.
 fn error_result(code: ErrorCode, message: String) -> CallToolResult {
     let body = json!({"code": code.as_str(), "message": message, "retryable": code.retryable()});
-    result(body, message, true)
-}
-
-fn result(body: Value, line: String, is_error: bool) -> CallToolResult {
-    let mut out = if is_error {
-        CallToolResult::structured_error(body.clone())
-    } else {
-        CallToolResult::structured(body.clone())
-    };
-    out.content = vec![ContentBlock::text(format!("{line}\n{body}"))];
-    out
+    structured_result(&message, body, true)
 }
 
 /// The `inputSchema` of `companion__{id}`: the `requests.create` arguments with the capability's

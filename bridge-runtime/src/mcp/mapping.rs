@@ -6,6 +6,7 @@ use rmcp::model::{
     CacheScope, CallToolResult, ContentBlock, ListResourcesResult, MetaObject, ReadResourceResult, Resource,
     ResourceContents, Tool, ToolAnnotations,
 };
+use serde_json::Value;
 
 /// The one resource of the protocol: `app://windows` (GB-4.1-1, GB-12.1-1).
 pub const WINDOWS_URI: &str = "app://windows";
@@ -74,23 +75,27 @@ pub fn to_mcp_tool(entry: &ToolEntry) -> Tool {
 /// A `tools/call` outcome as an MCP result (GB-5.4, GB-7.4-1, GB-12.3):
 /// - success: `structuredContent` = the ToolResult object, `isError: false`;
 /// - failure: `structuredContent` = the ToolError object `{code, message, currentVersion?,
-///   fields?}`, `isError: true`.
+///   fields?}`, `isError: true`;
 ///
-/// Either way `content` is one text item: the human-readable line
-/// ([`ToolResult::text_mirror`] or the error message, GB-12.3-3), then the structured content
-/// as JSON, because many hosts hand only `content` to the model and MCP asks tools that return
-/// structured content to serialize it there too.
-///
-/// Failures are never JSON-RPC errors.
+/// either way with one text item: the human-readable line ([`ToolResult::text_mirror`] or the
+/// error message, GB-12.3-3), then the structured content as JSON. Failures are never JSON-RPC
+/// errors.
 pub fn to_call_tool_result(result: &Result<ToolResult, ToolError>) -> CallToolResult {
-    let (line, value) = match result {
-        Ok(ok) => (ok.text_mirror(), crate::render::to_value(ok)),
-        Err(err) => (err.message.clone(), crate::render::to_value(err)),
-    };
+    match result {
+        Ok(ok) => structured_result(&ok.text_mirror(), crate::render::to_value(ok), false),
+        Err(err) => structured_result(&err.message, crate::render::to_value(err), true),
+    }
+}
+
+/// A structured `tools/call` result, for every tool this server lists (GUI and companion):
+/// `structuredContent` = `value`, `isError` = `is_error`, and one text content: `line`, a
+/// newline, then `value` as JSON, because many hosts hand only `content` to the model and MCP
+/// asks tools that return structured content to serialize it there too.
+pub(crate) fn structured_result(line: &str, value: Value, is_error: bool) -> CallToolResult {
     // Built directly rather than with `CallToolResult::structured`, which would serialize the
     // value once more for a text content replaced here.
     let content = vec![ContentBlock::text(format!("{line}\n{value}"))];
-    let mut out = if result.is_ok() { CallToolResult::success(content) } else { CallToolResult::error(content) };
+    let mut out = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     out.structured_content = Some(value);
     out
 }

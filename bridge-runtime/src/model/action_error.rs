@@ -51,9 +51,14 @@ impl ActionError {
     #[doc(hidden)]
     pub fn from_deserialize(err: impl std::fmt::Display) -> Self {
         let text = err.to_string();
-        let field = text.split('`').nth(1).filter(|_| text.contains("field `")).unwrap_or("").to_owned();
+        let field = serde_field(&text).to_owned();
         ActionError::fields(vec![FieldError::new(field, text)])
     }
+}
+
+/// The field a serde error message names (`missing field `x``, `unknown field `x`, …`), or `""`.
+pub(crate) fn serde_field(text: &str) -> &str {
+    text.split('`').nth(1).filter(|_| text.contains("field `")).unwrap_or("")
 }
 
 fn summary_for(fields: &[FieldError]) -> String {

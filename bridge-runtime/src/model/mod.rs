@@ -11,6 +11,7 @@ pub(crate) mod json;
 mod secret;
 
 pub use action_error::ActionError;
+pub(crate) use action_error::serde_field;
 pub use block::{Block, FieldItem, REDACTED, Severity};
 pub use error::{ErrorCode, FieldError, ToolError};
 pub use secret::Secret;

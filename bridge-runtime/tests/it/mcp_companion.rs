@@ -110,7 +110,9 @@ async fn choose_round_trip_over_mcp() {
         .await
         .unwrap();
     assert_ne!(r.is_error, Some(true), "{r:?}");
-    let body = r.structured_content.unwrap();
+    let body = r.structured_content.clone().unwrap();
+    // The text mirror: one line, then the structured content as JSON.
+    assert_eq!(only_text(&r), format!("interaction.choose completed\n{body}"));
     assert_eq!(body["state"], "completed");
     assert_eq!(body["result"], json!({"selectedId": "no"}));
     let id = body["requestId"].as_str().unwrap();
@@ -134,7 +136,8 @@ async fn cancellation_and_errors_are_is_error_results() {
         .await
         .unwrap();
     assert_eq!(r.is_error, Some(true));
-    let body = r.structured_content.unwrap();
+    let body = r.structured_content.clone().unwrap();
+    assert_eq!(only_text(&r), format!("interaction.choose ended cancelled ({})\n{body}", body["terminalReason"]));
     assert_eq!(body["state"], "cancelled");
     assert!(body["result"].is_null(), "{body}");
 
@@ -145,7 +148,9 @@ async fn cancellation_and_errors_are_is_error_results() {
         .await
         .unwrap();
     assert_eq!(r.is_error, Some(true));
-    assert_eq!(r.structured_content.unwrap()["code"], "INVALID_PARAMS");
+    let body = r.structured_content.clone().unwrap();
+    assert_eq!(body["code"], "INVALID_PARAMS");
+    assert_eq!(only_text(&r), format!("{}\n{body}", body["message"].as_str().unwrap_or_default()));
 
     let r = s
         .client
@@ -199,4 +204,10 @@ async fn a_window_named_companion_gets_a_handle_and_every_listed_tool_is_callabl
             assert_eq!(body["code"], "INVALID_PARAMS", "{name}: {body}");
         }
     }
+}
+
+/// The one text content of a companion tool's result.
+fn only_text(r: &rmcp::model::CallToolResult) -> String {
+    assert_eq!(r.content.len(), 1, "{r:?}");
+    r.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default()
 }

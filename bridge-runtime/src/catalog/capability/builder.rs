@@ -5,8 +5,9 @@
 use super::ids::validate_capability_id;
 use super::kind::{CancelBehavior, CapabilityKind, Completion, FallbackReason, InteractionType, QueueMode, Scope};
 use super::policy::{CapabilityLimits, Fallback, MAX_TIMEOUT_CAP_MS, QueuePolicy};
-use super::problem::{FieldProblem, SpecError};
+use super::problem::SpecError;
 use super::spec::{CapabilitySpec, ParamsCheck, ResultCheck};
+use crate::catalog::decode::FieldProblem;
 use crate::catalog::schema;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Ready-made semantic checks for capabilities declared by hand with [`super::CapabilityBuilder`]
 //! (its `check_params`/`check_result`): the common rules of CP-2-23.
 
-use super::problem::FieldProblem;
+use crate::catalog::decode::FieldProblem;
 use serde_json::Value;
 
 /// Params check: the objects of the array at JSON pointer `array` carry unique string

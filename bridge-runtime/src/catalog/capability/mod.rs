@@ -13,7 +13,6 @@ pub mod checks;
 mod declared;
 mod ids;
 mod kind;
-pub(crate) mod macro_support;
 mod policy;
 mod problem;
 mod spec;
@@ -25,7 +24,9 @@ pub use declared::BridgeCapabilities;
 pub use ids::{MAX_CAPABILITY_ID_LEN, validate_capability_id, validate_simple_id};
 pub use kind::{CancelBehavior, CapabilityKind, Completion, FallbackReason, InteractionType, QueueMode, Scope};
 pub use policy::{CapabilityLimits, Fallback, MAX_TIMEOUT_CAP_MS, ParamsMap, QueuePolicy};
-pub use problem::{FieldProblem, SpecError};
+// The one problem type of both surfaces; named here too, where the companion declares its checks.
+pub use super::decode::FieldProblem;
+pub use problem::SpecError;
 // The companion engine checks its own method params with it.
 #[cfg(feature = "companion")]
 pub(crate) use problem::schema_problems;

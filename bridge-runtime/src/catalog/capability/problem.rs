@@ -1,27 +1,8 @@
-//! What goes wrong: a problem with a request's params or result ([`FieldProblem`]), and a
-//! mistake in a capability, character or style declaration ([`SpecError`]).
+//! What goes wrong: a mistake in a capability, character or style declaration ([`SpecError`]),
+//! and a request's params or result against a schema ([`FieldProblem`]s, `schema_problems`).
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use crate::catalog::decode::FieldProblem;
 use serde_json::Value;
-
-/// One problem with a parameter or result: `{"path": JSON pointer, "message": text}`. `path` is
-/// relative to the value checked (e.g. `/options/1/id`); the engine prefixes it with the method
-/// parameter it came from (e.g. `/params/options/1/id`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct FieldProblem {
-    /// JSON pointer to the offending value (`""` = the whole value).
-    pub path: String,
-    /// What is wrong; never echoes the value itself (CP-4-18).
-    pub message: String,
-}
-
-impl FieldProblem {
-    /// Builds `{"path": path, "message": message}`.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { path: path.into(), message: message.into() }
-    }
-}
 
 /// A mistake in a capability, character or style declaration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -3,7 +3,8 @@
 
 use super::kind::{CancelBehavior, CapabilityKind, Completion, InteractionType, Scope};
 use super::policy::{CapabilityLimits, Fallback, QueuePolicy};
-use super::problem::{FieldProblem, schema_problems};
+use super::problem::schema_problems;
+use crate::catalog::decode::FieldProblem;
 use crate::catalog::schema;
 use schemars::JsonSchema;
 use serde::Serialize;
