@@ -15,7 +15,7 @@ pub use crate::catalog::APP_PREFIX;
 pub use bridge::{Bridge, BridgeBuilder, CallOutcome, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity, UiOwner};
 pub use context::{ActionContext, OpenOptions, is_handle_safe};
 pub use published::{Published, ToolEntry};
-pub use text::humanize;
+pub use text::{MAX_SUMMARY_CHARS, MAX_TITLE_CHARS, humanize};
 pub use topology::operable_set;
 pub use ui::{AgentCall, Ui};
 // `ActionError` lives in `model` (the catalog's capability checks use it too); it stays
