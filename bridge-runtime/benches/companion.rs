@@ -33,7 +33,7 @@
 #[path = "../tests/it/support/companion.rs"]
 mod companion_support;
 
-use bridge_runtime::catalog::capability::checks;
+use bridge_runtime::catalog::checks;
 use bridge_runtime::catalog::{CapabilityKind, CapabilitySpec, Catalog, CharacterSpec, InteractionType};
 use bridge_runtime::companion::{
     Auth, AuthConfig, CredentialStore, Engine, EngineConfig, HideReason, PairingApprover, PairingReply, PairingRequest,

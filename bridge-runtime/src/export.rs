@@ -258,7 +258,7 @@ pub fn update_requested() -> bool {
 }
 
 /// The GUI action catalog as MCP tool templates (`mcp-tools.json`), each tool exactly as
-/// [`to_mcp_tool`] lists it at run time (GB-5.2-3, GB-5.5-1, GB-5.6-1, GB-12.3-4), with the
+/// `tools/list` lists it at run time (GB-5.2-3, GB-5.5-1, GB-5.6-1, GB-12.3-4), with the
 /// window id left as the placeholder [`WINDOW_ID_PLACEHOLDER`].
 ///
 /// Shape: `{"windowToolName": "{winId}__{action}", "appToolName": "app__{action}",

@@ -23,7 +23,7 @@
 //! | `cli` | the `companion` command-line client (binary `companion`; implies `companion`) | clap |
 //! | `yaml` | `Catalog::to_yaml`, `catalog.yaml` in the export | yaml_serde |
 //! | `testing` | `testing::TestApp`: drive your windows in a plain `#[test]` as an agent would, with the GUI Bridge invariants checked on every step | nothing |
-//! | `fuzzing` | not public API: `__fuzz`, crate-private entry points for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test (implies `companion`) | nothing more |
+//! | `fuzzing` | not public API: the companion socket's input path in `__internals`, for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test (implies `companion`) | nothing more |
 //!
 //! Everything Unix-specific (the socket, file modes, `geteuid`) sits in modules gated by
 //! `#[cfg(unix)]`; the rest builds everywhere (`.ci/check-layers` enforces it).
@@ -43,8 +43,7 @@ pub mod render;
 pub mod testing;
 
 pub use bridge_macros::{BridgeArgs, BridgeFields, BridgeRow, bridge_action, bridge_actions, bridge_window};
-pub use catalog::capability::BridgeCapabilities;
-pub use catalog::{ActionHints, ActionSpec, BridgeArgs, Catalog, DescribeActions, DescribeWindow};
+pub use catalog::{ActionHints, ActionSpec, BridgeArgs, BridgeCapabilities, Catalog, DescribeActions, DescribeWindow};
 pub use gui::{
     ActionContext, ActionError, Bridge, BridgeActions, BridgeBuilder, BridgeWindow, OpenOptions, Rendered, Ui, UiOwner,
 };
@@ -53,8 +52,7 @@ pub use render::{FieldSet, Media, Notice, TableRow};
 
 /// Everything an app author needs in scope.
 pub mod prelude {
-    pub use crate::catalog::capability::BridgeCapabilities;
-    pub use crate::catalog::{DescribeActions, DescribeWindow};
+    pub use crate::catalog::{BridgeCapabilities, DescribeActions, DescribeWindow};
     pub use crate::gui::{ActionContext, ActionError, Bridge, BridgeActions, BridgeWindow, OpenOptions, Rendered, Ui};
     pub use crate::model::{Block, FieldError, FieldItem, Secret, Severity};
     pub use crate::render::{FieldSet, Media, Notice, TableRow};
@@ -82,28 +80,64 @@ pub mod __private {
     pub use crate::model::{Block, FieldItem, Severity};
 
     pub use crate::render::support::*;
-
-    /// How many legacy forwarding tasks run in this process (a hook for the leak test).
-    pub use crate::mcp::notify::live_forwarders;
     pub use crate::render::*;
 
     // #[bridge_actions(companion)]
-    pub use crate::catalog::capability::BridgeCapabilities;
     pub use crate::catalog::{
-        CancelBehavior, CapabilityKind, CapabilitySpec, Completion, FallbackReason, FieldProblem, InteractionType,
-        QueueMode, QueuePolicy, Scope, SpecError,
+        BridgeCapabilities, CancelBehavior, CapabilityKind, CapabilitySpec, Completion, FallbackReason, FieldProblem,
+        InteractionType, QueueMode, QueuePolicy, Scope, SpecError,
     };
 }
 
-/// Entry points for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test
-/// (feature `fuzzing`, which implies `companion`). Not public API: crate-private
-/// paths exposed as they are, nothing else. The tools and schema targets need no entry here:
-/// they drive `testing::TestApp` and [`catalog::schema`].
-#[cfg(all(unix, feature = "fuzzing"))]
+/// Internals for this workspace's own tests, benches and fuzz targets. **Not API**: nothing
+/// here follows semver; it may change or go away in any release. App code must not use it.
+///
+/// Each item is crate-private plumbing exposed as it is, under a path that says so; the public
+/// API never depends on it.
 #[doc(hidden)]
-pub mod __fuzz {
+pub mod __internals {
+    /// How many legacy forwarding tasks run in this process (the MCP leak test counts them).
+    pub use crate::mcp::notify::live_forwarders;
+
+    /// The schema pipeline (`catalog::schema`): what the schema fuzz target and the schema
+    /// tests drive directly.
+    pub mod schema {
+        pub use crate::catalog::schema::{
+            Contract, FieldErrors, MAX_REPORTED_PROBLEMS, MAX_SAFE_INTEGER, STANDARD_FORMATS, field_errors, normalize,
+            normalize_arguments, object_root, object_schema_for, output_schema_for, tool_result_envelope, validator,
+        };
+    }
+
+    /// The id rules of capabilities, characters and styles (CP-2-27) as the catalog applies them.
+    pub fn validate_capability_id(id: &str) -> Result<(), crate::catalog::SpecError> {
+        crate::catalog::validate_capability_id(id)
+    }
+
+    /// The companion's OpenRPC internals the OpenRPC tests check.
+    #[cfg(feature = "companion")]
+    pub mod openrpc {
+        /// The `components.schemas` key of capability `id`'s input schema.
+        pub fn input_schema_key(id: &str) -> String {
+            crate::companion::openrpc::input_schema_key(id)
+        }
+
+        /// The `components.schemas` key of capability `id`'s output schema.
+        pub fn output_schema_key(id: &str) -> String {
+            crate::companion::openrpc::output_schema_key(id)
+        }
+
+        /// The methods only the socket transport answers, by wire name, as `rpc.discover` lists
+        /// them.
+        #[cfg(unix)]
+        pub const EXTRA_METHODS: [&str; 3] = crate::companion::EXTRA_METHODS;
+    }
+
     /// The companion socket's input path (framing, parsing, routing, params decoding) on one
-    /// byte stream, checking its properties; panics when one breaks.
+    /// byte stream, checking its properties; panics when one breaks. For the fuzz targets in
+    /// `bridge-runtime/fuzz/` and their corpus replay test (feature `fuzzing`, which implies
+    /// `companion`). The tools and schema targets need no entry here: they drive
+    /// `testing::TestApp` and [`schema`].
+    #[cfg(all(unix, feature = "fuzzing"))]
     pub use crate::companion::fuzz::{JsonrpcReport, jsonrpc};
 }
 

@@ -2,7 +2,8 @@
 // that shows a notice and waits for it. bridge-runtime/tests/it/companion_client.rs keeps the
 // two equal and runs this code against a real companion server.
 
-use bridge_runtime::companion::{Client, CredentialProfile, method, params::CreateParams};
+use bridge_runtime::companion::protocol::{method, params::CreateParams};
+use bridge_runtime::companion::{Client, CredentialProfile};
 use std::time::Duration;
 
 #[tokio::main]

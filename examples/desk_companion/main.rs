@@ -13,7 +13,7 @@ mod caps;
 
 use bridge_runtime::companion::{
     Auth, AuthConfig, CredentialStore, Engine, HideReason, PairingApprover, PairingReply, PairingRequest, Presentation,
-    Presenter, SqliteStore, server,
+    Presenter, SqliteStore, default_socket_path, ensure_private_dir, serve_unix,
 };
 use clap::Parser;
 use serde_json::{Value, json};
@@ -79,8 +79,8 @@ async fn main() {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    server::ensure_private_dir(&args.data)?;
-    let socket = args.socket.unwrap_or_else(server::default_socket_path);
+    ensure_private_dir(&args.data)?;
+    let socket = args.socket.unwrap_or_else(default_socket_path);
     let (tx, rx) = unbounded_channel();
 
     // The one registry: the socket API, `rpc.discover` and the exported files all read it.
@@ -106,7 +106,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let console = tokio::spawn(console(rx, engine.clone(), auth.clone()));
     tokio::select! {
-        served = server::serve_unix(engine, auth, &socket) => served?,
+        served = serve_unix(engine, auth, &socket) => served?,
         _ = tokio::signal::ctrl_c() => println!("\nBye."),
         _ = console => println!("Bye."),
     }

@@ -369,7 +369,8 @@ fn window_action_specs() {
     });
     // The ToolResult envelope itself is the schema pipeline's (its unit tests pin it down); here
     // only the `result` inside it comes from the annotated method.
-    let envelope = |result: Option<Value>| Value::Object(bridge_runtime::catalog::schema::tool_result_envelope(result));
+    let envelope =
+        |result: Option<Value>| Value::Object(bridge_runtime::__internals::schema::tool_result_envelope(result));
     let hints = |read_only, destructive, idempotent, open_world| json!({"readOnly": read_only, "destructive": destructive, "idempotent": idempotent, "openWorld": open_world});
     assert_eq!(
         spec_json::<Everything>(true),
@@ -453,7 +454,7 @@ fn app_action_specs_have_no_expected_version() {
             "hints": {"readOnly": false, "destructive": false, "idempotent": false, "openWorld": false},
             "conditional": false,
             "inputSchema": {"type": "object", "properties": {}, "additionalProperties": false},
-            "outputSchema": Value::Object(bridge_runtime::catalog::schema::tool_result_envelope(Some(
+            "outputSchema": Value::Object(bridge_runtime::__internals::schema::tool_result_envelope(Some(
                 json!({"type": "string"})
             ))),
         }])

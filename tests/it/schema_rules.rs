@@ -19,7 +19,7 @@ use rmcp::{ClientServiceExt, ServiceExt};
 use serde_json::Value;
 
 /// `format` values of JSON Schema 2020-12 (the list is the rule's definition, so it is shared).
-use bridge_runtime::catalog::schema::STANDARD_FORMATS;
+use bridge_runtime::__internals::schema::STANDARD_FORMATS;
 
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
@@ -320,7 +320,7 @@ struct StdShapes {
 // output inside the ToolResult envelope, and as a companion capability's params and result.
 #[test]
 fn std_shapes_obey_the_rules() {
-    use bridge_runtime::catalog::schema;
+    use bridge_runtime::__internals::schema;
     let mut rules = Rules::default();
     rules.object_schema("StdShapes input", &Value::Object(schema::object_schema_for::<StdShapes>()));
     let envelope = schema::tool_result_envelope(Some(schema::output_schema_for::<StdShapes>()));

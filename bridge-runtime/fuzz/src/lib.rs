@@ -3,7 +3,7 @@
 //! replay test `bridge-runtime/tests/it/fuzz_corpus.rs` (which includes these files by
 //! `#[path]`, so it runs on stable with no fuzzing toolchain).
 //!
-//! - `jsonrpc`: `bridge_runtime::__fuzz::jsonrpc` (crate-private code, behind the `fuzzing`
+//! - `jsonrpc`: `bridge_runtime::__internals::jsonrpc` (crate-private code, behind the `fuzzing`
 //!   feature);
 //! - `tools`: [`tools::run`];
 //! - `schema`: [`schema::run`].

@@ -1,4 +1,4 @@
-//! Fuzz target `schema`: the schema pipeline (`bridge_runtime::catalog::schema`) on arbitrary
+//! Fuzz target `schema`: the schema pipeline (`bridge_runtime::__internals::schema`) on arbitrary
 //! JSON Schemas and instances (issue #10), shared by `fuzz_targets/schema.rs` and the corpus
 //! replay test (`bridge-runtime/tests/it/fuzz_corpus.rs`, which includes this file by
 //! `#[path]`; it uses only `bridge_runtime` and `serde_json`).
@@ -21,7 +21,7 @@
 
 #![allow(dead_code)]
 
-use bridge_runtime::catalog::schema::{
+use bridge_runtime::__internals::schema::{
     Contract, MAX_SAFE_INTEGER, STANDARD_FORMATS, field_errors, normalize, normalize_arguments, object_root, validator,
 };
 use bridge_runtime::model::FieldError;

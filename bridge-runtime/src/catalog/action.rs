@@ -129,7 +129,7 @@ impl ActionSpec {
     /// problems keyed by parameter name (GB-7.3-1), at most [`schema::MAX_REPORTED_PROBLEMS`]
     /// listed and the rest counted. Empty = valid. `args` keeps the dropped form, which is what
     /// the action then reads.
-    pub fn validate(&self, args: &mut Map<String, Value>) -> schema::FieldErrors {
+    pub(crate) fn validate(&self, args: &mut Map<String, Value>) -> schema::FieldErrors {
         let (schema, validator) = self.validator.get_or_init(|| {
             let doc = Value::Object((*self.input_schema).clone());
             let validator = schema::validator(&doc).map_err(|e| e.to_string());

@@ -6,18 +6,22 @@
 
 mod action;
 pub(crate) mod args;
-pub mod capability;
+mod capability;
 pub(crate) mod decode;
 mod describe;
-pub mod schema;
+pub(crate) mod schema;
 mod tool_name;
 mod view;
 
 pub use action::{ActionHints, ActionSpec};
 pub use args::BridgeArgs;
+#[cfg(feature = "companion")]
+pub(crate) use capability::schema_problems;
+pub(crate) use capability::validate_capability_id;
 pub use capability::{
-    CancelBehavior, CapabilityBuilder, CapabilityKind, CapabilityLimits, CapabilitySpec, CharacterSpec, Completion,
-    Fallback, FallbackReason, FieldProblem, InteractionType, QueueMode, QueuePolicy, Scope, SpecError, StyleSpec,
+    BridgeCapabilities, CancelBehavior, CapabilityBuilder, CapabilityKind, CapabilityLimits, CapabilitySpec,
+    CharacterSpec, Completion, Fallback, FallbackReason, FieldProblem, InteractionType, MAX_TIMEOUT_CAP_MS, ParamsMap,
+    QueueMode, QueuePolicy, Scope, SpecError, StyleSpec, checks, empty_strict_object,
 };
 pub use describe::{DescribeActions, DescribeWindow};
 #[cfg(feature = "companion")]

@@ -49,17 +49,14 @@ use tokio::sync::{Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// Longest pairing `name` and label, in characters.
-pub const MAX_NAME_CHARS: usize = 64;
-
-/// The method that authenticates a connection with a paired client's key.
-pub const AUTHENTICATE_METHOD: &str = Method::SessionAuthenticate.as_str();
+pub(crate) const MAX_NAME_CHARS: usize = 64;
 
 /// The method that asks the user to pair a new client.
-pub const PAIRING_METHOD: &str = Method::PairingRequest.as_str();
+pub(crate) const PAIRING_METHOD: &str = Method::PairingRequest.as_str();
 /// Longest `clientId` accepted by `session.authenticate`, in bytes.
-pub const MAX_CLIENT_ID_BYTES: usize = 64;
+pub(crate) const MAX_CLIENT_ID_BYTES: usize = 64;
 /// Longest `key` accepted by `session.authenticate`, in bytes (issued keys have 67).
-pub const MAX_KEY_BYTES: usize = 128;
+pub(crate) const MAX_KEY_BYTES: usize = 128;
 
 /// Authentication settings.
 #[derive(Debug, Clone, PartialEq, Eq)]

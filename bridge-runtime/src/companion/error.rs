@@ -172,7 +172,7 @@ impl CompanionError {
 
     /// `NOT_FOUND` for a request id: the same text whether the request never existed or belongs
     /// to someone else (CP-6-18).
-    pub fn request_not_found() -> Self {
+    pub(crate) fn request_not_found() -> Self {
         Self::new(ErrorCode::NotFound, "No request with this requestId is visible to this client")
     }
 

@@ -1,5 +1,5 @@
 //! The companion socket's input path without a socket, for the fuzz target `jsonrpc` and its
-//! corpus replay test (feature `fuzzing`; not public API). See [`crate::__fuzz`].
+//! corpus replay test (feature `fuzzing`; not public API). See [`crate::__internals`].
 //!
 //! [`jsonrpc`] runs bytes as a connection would deliver them through what the server does with
 //! them up to a typed request — line framing ([`jsonrpc::read_line`]) with a size limit, blank

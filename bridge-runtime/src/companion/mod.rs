@@ -4,10 +4,10 @@
 //!
 //! - Capabilities, characters and styles live in the one registry, [`crate::catalog::Catalog`]
 //!   ([`crate::catalog::CapabilitySpec`]); discovery output is generated from it (CP-2-12, CP-2-13).
-//! - [`protocol`] is the one table of the methods ([`Method`]: wire name, lane, admission,
-//!   scope, params and result types) and the one routing function ([`protocol::route`]);
-//!   everything below reads it.
-//! - [`Engine`] implements the ten methods of CP-2-1 ([`Engine::call_typed`]: a [`method`]
+//! - [`protocol`] is the one table of the methods ([`protocol::Method`]: wire name, lane,
+//!   admission, scope, params and result types) and the one routing decision; everything below
+//!   reads it.
+//! - [`Engine`] implements the ten methods of CP-2-1 ([`Engine::call_typed`]: a [`protocol::method`]
 //!   marker, params JSON and [`ClientIdentity`] in, the method's result type or
 //!   [`CompanionError`] out; [`Engine::call`] by name, JSON out), the request state machine
 //!   (CP-3-9), idempotency (CP-4-1 … CP-4-3), ownership (CP-4-6), the bounded scheduler with one
@@ -18,7 +18,7 @@
 //!   confirmed (CP-4-20); records are kept for at least 24 h (CP-4-16); a restart fails unfinished
 //!   requests without replaying them (CP-4-21).
 //!
-//! Around the engine:
+//! Around the engine (each re-exported here, flat):
 //! - `server` (Unix): JSON-RPC 2.0 over a private Unix socket (directory 0700, socket 0600, no
 //!   TCP, CP-5-12, CP-5-15), with `rpc.discover` returning the [`openrpc`] document;
 //! - `auth` (Unix): pairing confirmed by the user in the app, 256-bit keys stored only as
@@ -29,12 +29,12 @@
 //! - the MCP surface lives in [`crate::mcp::CompanionTools`] (CP-1-4).
 
 #[cfg(unix)]
-pub mod auth;
+mod auth;
 #[cfg(all(unix, feature = "cli"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 #[cfg(unix)]
-pub mod client;
+mod client;
 mod clock;
 mod engine;
 mod error;
@@ -47,7 +47,7 @@ pub mod openrpc;
 mod presenter;
 pub mod protocol;
 #[cfg(unix)]
-pub mod server;
+mod server;
 mod state;
 mod store;
 #[cfg(unix)]
@@ -61,15 +61,16 @@ pub use auth::{
 pub use client::{BlockingClient, Client, ClientError, CredentialProfile, ProfileError, RpcError};
 pub use clock::Clock;
 pub use engine::{
-    Admitted, Engine, EngineBuilder, EngineConfig, EngineError, EngineMethod, HostError, MIN_RESULT_RETENTION_MS,
-    WeakEngine,
+    Engine, EngineBuilder, EngineConfig, EngineError, EngineMethod, HostError, MIN_RESULT_RETENTION_MS, WeakEngine,
 };
 pub use error::{CompanionError, ErrorCode};
 pub use model::{ClientIdentity, Presentation, RequestSnapshot, RequestState, Source, TerminalReason};
 pub use presenter::{HideReason, Presenter, PresenterEvent, ScriptedPresenter};
-pub use protocol::params::{self, METHODS, PROTOCOL_VERSION};
-pub use protocol::{CompanionMethod, Method, method};
 #[cfg(unix)]
-pub use server::{Server, ServerConfig, bind_private, default_socket_path, serve_listener, serve_unix};
+pub(crate) use server::EXTRA_METHODS;
+#[cfg(unix)]
+pub use server::{
+    Server, ServerConfig, bind_private, default_socket_path, ensure_private_dir, serve_listener, serve_unix,
+};
 pub use state::RuntimeSettings;
 pub use store::{Loaded, SqliteStore, Store, StoreError, StoreSync, StoredRequest, Tombstone, TombstoneReason};

@@ -42,7 +42,7 @@
 //!   (the `data` every such error carries, [`CompanionError::data`]); methods reference the
 //!   codes they can raise.
 //! - Capability schemas: each capability's `inputSchema`/`outputSchema` under
-//!   `components/schemas/<capability id>.input` / `.output` ([`input_schema_key`]); internal
+//!   `components/schemas/<capability id>.input` / `.output` (`input_schema_key`); internal
 //!   `$ref`s are rebased so they resolve inside this document. `requests.create`'s `params` and
 //!   the snapshot's `result` reference them (`anyOf`).
 //!
@@ -66,9 +66,6 @@ use serde_json::{Map, Value, json};
 
 /// The OpenRPC specification version the document follows.
 pub const OPENRPC_VERSION: &str = "1.3.2";
-
-/// The OpenRPC service-discovery method: returns [`document`].
-pub const DISCOVER_METHOD: &str = Method::Discover.as_str();
 
 /// `info.title` of the document.
 pub const TITLE: &str = "bridge desktop companion API";
@@ -223,19 +220,19 @@ fn described_here(m: Method) -> bool {
 
 /// `components/schemas` key of capability `id`'s `inputSchema`: `<id>.input`, made `$ref`-safe
 /// by [`ref_safe`].
-pub fn input_schema_key(id: &str) -> String {
+pub(crate) fn input_schema_key(id: &str) -> String {
     format!("{}.input", ref_safe(id))
 }
 
 /// `components/schemas` key of capability `id`'s `outputSchema`: `<id>.output`.
-pub fn output_schema_key(id: &str) -> String {
+pub(crate) fn output_schema_key(id: &str) -> String {
     format!("{}.output", ref_safe(id))
 }
 
 /// A component key that needs no escaping in a `$ref` (JSON Pointer `~`/`/`, URI fragment
 /// characters): every character outside `[A-Za-z0-9_.-]` becomes `_`. Registered capability
 /// ids (`[a-z0-9_.]`, CP-2-27) pass unchanged, so keys never collide.
-pub fn ref_safe(id: &str) -> String {
+pub(crate) fn ref_safe(id: &str) -> String {
     id.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') { c } else { '_' }).collect()
 }
 

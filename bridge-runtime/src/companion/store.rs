@@ -97,25 +97,73 @@ pub trait StoreSync: Send + Sync + 'static {
     fn sync(&self) -> Result<(), StoreError>;
 }
 
-/// Durable storage of request records. Every method is atomic: it either applies completely or
-/// returns an error and changes nothing.
+/// Durable storage of request records: the engine's one extension point for where requests
+/// live. [`SqliteStore`] is the built-in implementation; an app that keeps its data in its own
+/// database implements this trait and hands it to [`EngineBuilder::store`]. Every method is
+/// atomic: it either applies completely or returns an error and changes nothing.
 ///
 /// A store whose [`Store::deferred_sync`] is `None` (the default) is durable when a write
 /// returns. One that returns a [`StoreSync`] is durable only once a later
 /// [`StoreSync::sync`] returned `Ok`; the engine waits for that before it confirms or reports
 /// anything the write recorded (CP-4-20, CP-3-11).
+///
+/// # Contract for implementors
+///
+/// The engine's guarantees to its clients (nothing confirmed before it is durable, no request
+/// lost or duplicated across a restart, expired results reported as `RESULT_EXPIRED`) hold only
+/// if the store keeps these:
+///
+/// - **Durability before returning.** When [`save`](Store::save), [`bury`](Store::bury) or
+///   [`forget_tombstones_before`](Store::forget_tombstones_before) returns `Ok`, the write must
+///   survive a crash of the process, and — unless [`deferred_sync`](Store::deferred_sync)
+///   returns a [`StoreSync`] — a power loss too. With a `StoreSync`, a write may sit in a volatile
+///   buffer until a later `sync` returns `Ok`; that `sync` must cover every write that returned
+///   before it started.
+/// - **Atomicity.** Each call applies all of its rows or none of them: after an `Err`, and after
+///   a crash in the middle of a call, [`load`](Store::load) sees the store as it was before the
+///   call or as it is after it, never a part of it.
+/// - **Ordering.** The engine calls the store from one thread at a time (`&mut self`), in the
+///   order of its state changes; a later call's effects must never become durable without an
+///   earlier call's. A `save` replaces the row with the same `request_id` (the last write wins);
+///   a `bury` deletes the named rows and records the tombstones; a later `save` of a buried id
+///   does not happen.
+/// - **Faithful reads.** [`load`](Store::load) is called once, when the engine starts, and
+///   returns exactly what was durably written: every row with its `body` byte for byte, every
+///   tombstone not yet forgotten. A row that cannot be read goes to [`Loaded::unreadable`] (with
+///   its client id when that much is readable) rather than failing the whole load: the engine
+///   then records it as unrecoverable (CP-4-23).
+/// - **Errors.** Return [`StoreError`] with a readable message and change nothing; never panic.
+///   A failed write makes the engine answer the call with `INTERNAL_ERROR` and confirm nothing
+///   (CP-4-20); a failed `load` or a failed write at startup makes [`EngineBuilder::start`]
+///   fail; a failed `sync` is final: the engine refuses every later write until it restarts.
+/// - **Isolation.** One store instance serves one engine. Two engines must not share the same
+///   underlying records (the built-in store takes an exclusive lock on its file for that).
+///
+/// [`EngineBuilder::store`]: crate::companion::EngineBuilder::store
+/// [`EngineBuilder::start`]: crate::companion::EngineBuilder::start
 pub trait Store: Send + 'static {
-    /// Reads everything.
+    /// Reads everything durably written: request rows, tombstones, and the ids of rows that
+    /// could not be read. Called once, at startup, before any write.
+    ///
+    /// Errors: the store cannot be read at all (the engine does not start).
     fn load(&mut self) -> Result<Loaded, StoreError>;
-    /// Inserts or replaces `rows` in one transaction.
+    /// Inserts or replaces (by `request_id`) `rows`, all or none, in one transaction. Durable
+    /// when it returns `Ok` (or after the next [`StoreSync::sync`], see the trait docs).
+    ///
+    /// Errors: nothing was written.
     fn save(&mut self, rows: &[StoredRequest]) -> Result<(), StoreError>;
     /// Deletes the request rows named by `tombstones` and records the tombstones, in one
     /// transaction.
+    ///
+    /// Errors: nothing was deleted or recorded.
     fn bury(&mut self, tombstones: &[Tombstone]) -> Result<(), StoreError>;
-    /// Deletes tombstones buried before `cutoff_ms`.
+    /// Deletes tombstones buried before `cutoff_ms` (ms since the Unix epoch, exclusive).
+    ///
+    /// Errors: nothing was deleted (the engine retries later).
     fn forget_tombstones_before(&mut self, cutoff_ms: i64) -> Result<(), StoreError>;
     /// The handle that makes this store's writes durable, if they are not durable when they
-    /// return (group commit). Called once, when the engine starts. Default: `None`.
+    /// return (group commit). Called once, when the engine starts, after [`Store::load`].
+    /// Default: `None` (every write is durable when it returns).
     fn deferred_sync(&mut self) -> Option<Arc<dyn StoreSync>> {
         None
     }

@@ -103,7 +103,7 @@ impl IdAllocator {
 
 /// Whether `id` can be used as an external window id as is: name-safe, at most 14 bytes, not a
 /// pseudo window id (`app`, `companion`), no `__`, not ending in `_` (GB-12.4-3, OQ-GB-13).
-pub fn is_handle_safe(id: &str) -> bool {
+pub(crate) fn is_handle_safe(id: &str) -> bool {
     crate::catalog::is_window_handle(id)
 }
 

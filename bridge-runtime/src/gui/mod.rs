@@ -10,13 +10,12 @@ mod topology;
 mod ui;
 mod window;
 
-/// Prefix of app-level tools, a pseudo window id never given to a window (OQ-GB-12).
-pub use crate::catalog::APP_PREFIX;
 pub use bridge::{Bridge, BridgeBuilder, CallOutcome, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity, UiOwner};
-pub use context::{ActionContext, OpenOptions, is_handle_safe};
+pub use context::{ActionContext, OpenOptions};
 pub use published::{Published, ToolEntry};
-pub use text::{MAX_SUMMARY_CHARS, MAX_TITLE_CHARS, humanize};
-pub use topology::operable_set;
+pub use text::{MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};
+#[cfg(feature = "testing")]
+pub(crate) use topology::operable_set;
 pub use ui::{AgentCall, Ui};
 // `ActionError` lives in `model` (the catalog's capability checks use it too); it stays
 // reachable as `gui::ActionError`, where actions meet it.

@@ -5,8 +5,8 @@ use crate::catalog::ActionSpec;
 use crate::gui::window::Rendered;
 use std::borrow::Cow;
 
-/// Turns `edit_field` into `Edit field`: the rule the macros use for default labels, too.
-pub use bridge_rules::humanize;
+// `edit_field` → `Edit field`: the rule the macros use for default labels, too.
+use bridge_rules::humanize;
 
 /// A tool's human-readable title: `Edit field · Order Editor (window w-A)` for a window's
 /// (`window` = its title and id), `Edit field · app` for an app-level one (GB-5.2-3).

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 /// The operable set over `(id, modal, ownerId)` triples in opening order (GB-2-5, GB-2-6,
 /// GB-10.2-2, OQ-GB-1, OQ-GB-3, OQ-GB-4), in O(windows). Public so that tests can compare it with
 /// a model.
-pub fn operable_set<'a>(windows: impl Iterator<Item = (&'a str, bool, Option<&'a str>)> + Clone) -> Vec<String> {
+pub(crate) fn operable_set<'a>(windows: impl Iterator<Item = (&'a str, bool, Option<&'a str>)> + Clone) -> Vec<String> {
     let all: Vec<(&str, bool, Option<&str>)> = windows.collect();
     let ids: HashSet<&str> = all.iter().map(|w| w.0).collect();
     // Window-level modals whose owner is gone count as roots, never as dangling children.

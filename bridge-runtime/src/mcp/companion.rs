@@ -31,7 +31,7 @@ impl std::fmt::Debug for CompanionTools {
 
 /// `notice.show` → `companion__notice_show`; `None` when the name would exceed MCP's 64 chars
 /// (the spelling is [`ToolName::Companion`]'s, CP-1-4).
-pub fn tool_name(capability_id: &str) -> Option<String> {
+pub(crate) fn tool_name(capability_id: &str) -> Option<String> {
     ToolName::companion(capability_id).listed()
 }
 

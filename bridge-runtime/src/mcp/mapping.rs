@@ -12,11 +12,11 @@ use serde_json::Value;
 pub const WINDOWS_URI: &str = "app://windows";
 
 /// MIME type of the `app://windows` content (GB-12.2-1).
-pub const JSON_MIME: &str = "application/json";
+pub(crate) const JSON_MIME: &str = "application/json";
 
 /// The `resources/list` entry for `app://windows`: name `windows`, a title, a description and
 /// `mimeType: application/json` (GB-12.1-1).
-pub fn windows_resource() -> Resource {
+pub(crate) fn windows_resource() -> Resource {
     Resource::new(WINDOWS_URI, "windows")
         .with_title("Application windows")
         .with_description(
@@ -49,7 +49,7 @@ pub(crate) fn read_windows(published: &Published) -> ReadResourceResult {
 /// GB-5.5-1) and the ToolResult-envelope `outputSchema` (GB-12.3-4, OQ-GB-19), and all four
 /// annotation hints set explicitly, never left to MCP's defaults (GB-5.6-1). A window tool
 /// carries `_meta: {"bridge/windowId": id}` ([`WINDOW_ID_META_KEY`](super::apps::WINDOW_ID_META_KEY)).
-pub fn to_mcp_tool(entry: &ToolEntry) -> Tool {
+pub(crate) fn to_mcp_tool(entry: &ToolEntry) -> Tool {
     let hints = entry.action.hints;
     let title = entry.title();
     let annotations = ToolAnnotations::with_title(title.clone())
@@ -80,7 +80,7 @@ pub fn to_mcp_tool(entry: &ToolEntry) -> Tool {
 /// either way with one text item: the human-readable line ([`ToolResult::text_mirror`] or the
 /// error message, GB-12.3-3), then the structured content as JSON. Failures are never JSON-RPC
 /// errors.
-pub fn to_call_tool_result(result: &Result<ToolResult, ToolError>) -> CallToolResult {
+pub(crate) fn to_call_tool_result(result: &Result<ToolResult, ToolError>) -> CallToolResult {
     match result {
         Ok(ok) => structured_result(&ok.text_mirror(), crate::render::to_value(ok), false),
         Err(err) => structured_result(&err.message, crate::render::to_value(err), true),

@@ -51,16 +51,15 @@ pub(crate) mod notify;
 mod server;
 mod transport;
 
-/// Tool-name prefix of companion capabilities (CP-1-4).
 #[cfg(feature = "companion")]
 #[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
-pub use crate::catalog::COMPANION_PREFIX;
-#[cfg(feature = "companion")]
-#[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
-pub use companion::{CompanionTools, tool_name as companion_tool_name};
+pub use companion::CompanionTools;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_http_on, serve_http_on_with};
-pub use mapping::{JSON_MIME, WINDOWS_URI, to_call_tool_result, to_mcp_tool, windows_resource};
+pub use mapping::WINDOWS_URI;
+#[cfg(feature = "testing")]
+pub(crate) use mapping::to_call_tool_result;
+pub(crate) use mapping::to_mcp_tool;
 pub use server::GuiBridgeServer;
 pub use transport::{ServeError, serve_stdio};

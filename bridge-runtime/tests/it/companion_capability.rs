@@ -2,7 +2,8 @@
 
 use crate::support::companion as companion_support;
 
-use bridge_runtime::catalog::capability::{empty_strict_object, validate_capability_id};
+use bridge_runtime::__internals::validate_capability_id;
+use bridge_runtime::catalog::empty_strict_object;
 use bridge_runtime::catalog::{
     CapabilityKind, CapabilitySpec, Catalog, CharacterSpec, Completion, InteractionType, QueueMode, QueuePolicy, Scope,
     SpecError,

@@ -10,10 +10,10 @@
 use crate::support::companion_socket as companion_socket_support;
 
 use bridge_runtime::catalog::Scope;
-use bridge_runtime::companion::params::{CreateParams, NoParams};
+use bridge_runtime::companion::protocol::method;
+use bridge_runtime::companion::protocol::params::{CreateParams, NoParams};
 use bridge_runtime::companion::{
     BlockingClient, Client, ClientError, CredentialProfile, ErrorCode, RequestState, bind_private, default_socket_path,
-    method,
 };
 use companion_socket_support::*;
 use serde_json::json;
@@ -399,8 +399,9 @@ async fn pair_call_and_wait_with_types() {
     let id = request.request_id.clone();
     tokio::time::timeout(BOUND, async {
         loop {
-            let s = client
-                .call::<method::RequestsGet>(bridge_runtime::companion::params::RequestRef { request_id: id.clone() });
+            let s = client.call::<method::RequestsGet>(bridge_runtime::companion::protocol::params::RequestRef {
+                request_id: id.clone(),
+            });
             if s.await.unwrap().state == RequestState::AwaitingUser {
                 break;
             }

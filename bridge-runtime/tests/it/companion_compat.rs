@@ -18,7 +18,7 @@ use crate::support::companion_socket as companion_socket_support;
 
 use bridge_runtime::companion::{AuthConfig, CompanionError};
 use bridge_runtime::companion::{
-    ClientIdentity, Clock, Engine, EngineConfig, ScriptedPresenter, SqliteStore, server::ServerConfig,
+    ClientIdentity, Clock, Engine, EngineConfig, ScriptedPresenter, ServerConfig, SqliteStore,
 };
 use companion_socket_support::*;
 use serde_json::{Value, json};

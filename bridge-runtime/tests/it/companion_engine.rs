@@ -6,8 +6,9 @@
 use crate::support::companion as companion_support;
 
 use bridge_runtime::catalog::{CapabilitySpec, Scope};
+use bridge_runtime::companion::protocol::params::METHODS;
 use bridge_runtime::companion::{
-    ClientIdentity, EngineConfig, ErrorCode, HostError, METHODS, PresenterEvent, RequestState, SqliteStore,
+    ClientIdentity, EngineConfig, ErrorCode, HostError, PresenterEvent, RequestState, SqliteStore,
 };
 use companion_support::*;
 use serde_json::{Value, json};

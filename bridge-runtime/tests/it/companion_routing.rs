@@ -7,8 +7,9 @@ use crate::support::companion as companion_support;
 use crate::support::companion_socket as companion_socket_support;
 
 use bridge_runtime::catalog::Scope;
+use bridge_runtime::companion::protocol::method;
 use bridge_runtime::companion::protocol::results::WaitResult;
-use bridge_runtime::companion::{ClientIdentity, ErrorCode, RequestState, method};
+use bridge_runtime::companion::{ClientIdentity, ErrorCode, RequestState};
 use companion_support::*;
 use serde_json::{Value, json};
 

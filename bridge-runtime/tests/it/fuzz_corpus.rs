@@ -1,5 +1,5 @@
 //! The committed fuzz corpora (`bridge-runtime/fuzz/corpus/<target>/`, issue #10) replayed on
-//! stable through the same code the fuzz targets run: `bridge_runtime::__fuzz::jsonrpc` and the
+//! stable through the same code the fuzz targets run: `bridge_runtime::__internals::jsonrpc` and the
 //! targets' shared modules, included here by path. Every property a target checks is checked
 //! again on every file (a panic names the file), and each corpus must still reach the paths it
 //! was kept for. Fuzzing itself: `bridge-runtime/fuzz/README.md`.
@@ -49,9 +49,9 @@ fn replay<T>(target: &str, name: &str, data: &[u8], f: impl FnOnce(&[u8]) -> T) 
 #[test]
 fn fuzz_corpus_jsonrpc_framing_and_params_cp_1_4() {
     let mut decoded = BTreeSet::new();
-    let mut total = bridge_runtime::__fuzz::JsonrpcReport::default();
+    let mut total = bridge_runtime::__internals::JsonrpcReport::default();
     for (name, data) in corpus("jsonrpc") {
-        let r = replay("jsonrpc", &name, &data, bridge_runtime::__fuzz::jsonrpc);
+        let r = replay("jsonrpc", &name, &data, bridge_runtime::__internals::jsonrpc);
         decoded.extend(r.decoded);
         total.lines += r.lines;
         total.too_long |= r.too_long;
@@ -61,7 +61,7 @@ fn fuzz_corpus_jsonrpc_framing_and_params_cp_1_4() {
         total.unknown_methods += r.unknown_methods;
         total.invalid_params += r.invalid_params;
     }
-    let all: BTreeSet<&str> = bridge_runtime::companion::Method::ALL.iter().map(|m| m.as_str()).collect();
+    let all: BTreeSet<&str> = bridge_runtime::companion::protocol::Method::ALL.iter().map(|m| m.as_str()).collect();
     let missing: Vec<&&str> = all.difference(&decoded).collect();
     assert!(missing.is_empty(), "no corpus file decodes params of {missing:?}");
     assert!(total.too_long, "no corpus file has a line over the limit");

@@ -305,7 +305,7 @@ fn a_flood_of_unknown_parameters_is_capped() {
     let err = ui.call_tool(&format!("{a}__set_text"), flood, false).unwrap_err();
     assert_eq!(err.code, ErrorCode::ValidationFailed);
     let fields = err.fields.unwrap();
-    assert_eq!(fields.len(), bridge_runtime::catalog::schema::MAX_REPORTED_PROBLEMS);
+    assert_eq!(fields.len(), bridge_runtime::__internals::schema::MAX_REPORTED_PROBLEMS);
     assert!(fields.iter().all(|f| f.field.starts_with('k') && f.error == "Unknown parameter"), "{fields:?}");
     assert!(err.message.contains("199980 more problems left out (at most 20 are listed)"), "{}", err.message);
     assert!(ui.call_tool(&format!("{a}__set_text"), args(json!({"text": "ok"})), false).is_ok());

@@ -4,7 +4,7 @@
 
 use crate::support::mcp as mcp_support;
 
-use bridge_runtime::__private::live_forwarders;
+use bridge_runtime::__internals::live_forwarders;
 use bridge_runtime::mcp::serve_http_on;
 use mcp_support::*;
 use rmcp::ServiceExt;

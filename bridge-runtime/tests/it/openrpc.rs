@@ -7,10 +7,11 @@
 use crate::support::companion as companion_support;
 use crate::support::openrpc as openrpc_support;
 
+use bridge_runtime::__internals::openrpc::{EXTRA_METHODS, input_schema_key, output_schema_key};
 use bridge_runtime::catalog::{CapabilityKind, CapabilitySpec, Catalog, Scope};
 use bridge_runtime::companion::openrpc::{self, MethodDoc};
-use bridge_runtime::companion::server::EXTRA_METHODS;
-use bridge_runtime::companion::{ClientIdentity, ErrorCode, METHODS, PROTOCOL_VERSION, params};
+use bridge_runtime::companion::protocol::params::{self, METHODS, PROTOCOL_VERSION};
+use bridge_runtime::companion::{ClientIdentity, ErrorCode};
 use companion_support::*;
 use openrpc_support::*;
 use serde_json::{Value, json};
@@ -76,8 +77,8 @@ fn fixture_catalog_document_is_valid_and_carries_the_registry_schemas() {
     assert_eq!(doc["info"]["x-catalogRevision"], catalog.catalog_revision());
     let schemas = &doc["components"]["schemas"];
     for cap in catalog.capabilities() {
-        let input = &schemas[openrpc::input_schema_key(cap.id())];
-        let output = &schemas[openrpc::output_schema_key(cap.id())];
+        let input = &schemas[input_schema_key(cap.id())];
+        let output = &schemas[output_schema_key(cap.id())];
         assert_eq!(input, &Value::Object(cap.input_schema().clone()), "{}", cap.id());
         assert_eq!(output, &Value::Object(cap.output_schema().clone()), "{}", cap.id());
     }

@@ -3,14 +3,12 @@
 
 use super::problem::SpecError;
 
-pub use bridge_rules::MAX_CAPABILITY_ID_LEN;
-
 /// Checks a capability id: `[a-z][a-z0-9_]*(\.[a-z0-9_]+)+`, at most
-/// [`MAX_CAPABILITY_ID_LEN`] bytes; ids starting with `vendor.` must read
+/// `bridge_rules::MAX_CAPABILITY_ID_LEN` (128) bytes; ids starting with `vendor.` must read
 /// `vendor.<reverse-domain>.<name>` with at least two domain labels (CP-2-27).
 ///
 /// Errors: `SpecError::InvalidId` with the reason (e.g. "longer than 128 bytes").
-pub fn validate_capability_id(id: &str) -> Result<(), SpecError> {
+pub(crate) fn validate_capability_id(id: &str) -> Result<(), SpecError> {
     bridge_rules::check_capability_id(id)
         .map_err(|problem| SpecError::InvalidId { id: id.to_owned(), reason: problem.reason().to_owned() })
 }
@@ -19,7 +17,7 @@ pub fn validate_capability_id(id: &str) -> Result<(), SpecError> {
 /// `[a-z][a-z0-9_]*(\.[a-z0-9_]+)*`, 1..=64 bytes.
 ///
 /// Errors: `SpecError::InvalidId` naming the rule.
-pub fn validate_simple_id(what: &'static str, id: &str) -> Result<(), SpecError> {
+pub(crate) fn validate_simple_id(what: &'static str, id: &str) -> Result<(), SpecError> {
     bridge_rules::check_simple_id(id)
         .map_err(|problem| SpecError::InvalidId { id: id.to_owned(), reason: problem.reason(what) })
 }

@@ -21,7 +21,7 @@ mod style;
 pub use builder::{CapabilityBuilder, empty_strict_object};
 pub use character::CharacterSpec;
 pub use declared::BridgeCapabilities;
-pub use ids::{MAX_CAPABILITY_ID_LEN, validate_capability_id, validate_simple_id};
+pub(crate) use ids::{validate_capability_id, validate_simple_id};
 pub use kind::{CancelBehavior, CapabilityKind, Completion, FallbackReason, InteractionType, QueueMode, Scope};
 pub use policy::{CapabilityLimits, Fallback, MAX_TIMEOUT_CAP_MS, ParamsMap, QueuePolicy};
 // The one problem type of both surfaces; named here too, where the companion declares its checks.
@@ -30,5 +30,5 @@ pub use problem::SpecError;
 // The companion engine checks its own method params with it.
 #[cfg(feature = "companion")]
 pub(crate) use problem::schema_problems;
-pub use spec::{CapabilitySpec, ParamsCheck, ResultCheck};
+pub use spec::CapabilitySpec;
 pub use style::StyleSpec;

@@ -14,11 +14,11 @@ use std::sync::Arc;
 
 /// Semantic check of a request's params, for rules JSON Schema cannot express (option ids
 /// unique, references, CP-2-23, CP-2-25). Runs after schema validation succeeded.
-pub type ParamsCheck = Arc<dyn Fn(&Value) -> Result<(), Vec<FieldProblem>> + Send + Sync>;
+pub(crate) type ParamsCheck = Arc<dyn Fn(&Value) -> Result<(), Vec<FieldProblem>> + Send + Sync>;
 
 /// Semantic check of a business result against the request's params (a returned `selectedId`
 /// belongs to the request's options, CP-2-23). Arguments: `(params, result)`.
-pub type ResultCheck = Arc<dyn Fn(&Value, &Value) -> Result<(), Vec<FieldProblem>> + Send + Sync>;
+pub(crate) type ResultCheck = Arc<dyn Fn(&Value, &Value) -> Result<(), Vec<FieldProblem>> + Send + Sync>;
 
 /// One registered capability: its full contract (CP-2-15, CP-2-21, OQ-CP-5). Built with
 /// [`CapabilitySpec::new`]; immutable afterwards. [`CapabilitySpec::descriptor`] gives the JSON

@@ -147,7 +147,7 @@ fn resolve<'a>(doc: &'a Value, reference: &str) -> Option<&'a Value> {
 
 /// Whether `schema` (inside document `doc`) accepts `null`: an unconstrained schema, a `null`
 /// type, an `enum` listing `null`, or an alternative that does.
-pub fn admits_null(doc: &Value, schema: &Value) -> bool {
+fn admits_null(doc: &Value, schema: &Value) -> bool {
     admits_null_at(doc, schema, 0)
 }
 

@@ -39,7 +39,7 @@
 mod instance;
 mod normalize;
 
-pub use instance::{FieldErrors, MAX_REPORTED_PROBLEMS, admits_null, field_errors, normalize_arguments};
+pub use instance::{FieldErrors, MAX_REPORTED_PROBLEMS, field_errors, normalize_arguments};
 
 /// Compiles a normalized schema for validating incoming values: draft 2020-12, and `format`s
 /// are checked (a `uuid` parameter rejects a non-UUID string up front, with the parameter's
@@ -53,7 +53,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 /// The optional concurrency parameter every non-read-only window action takes (GB-5.5-1).
-pub const EXPECTED_VERSION: &str = "expectedVersion";
+pub(crate) const EXPECTED_VERSION: &str = "expectedVersion";
 
 /// 2^53 − 1: integer bounds beyond ± this are clamped (input) or dropped (output).
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
@@ -68,13 +68,13 @@ pub enum Contract {
 }
 
 /// `{"type":"object","properties":{}}`.
-pub fn empty_object() -> Map<String, Value> {
+pub(crate) fn empty_object() -> Map<String, Value> {
     let Value::Object(m) = json!({"type": "object", "properties": {}}) else { unreachable!() };
     m
 }
 
 /// The normalized input-contract schema of `T` (any root; see the module docs).
-pub fn input_schema_for<T: schemars::JsonSchema>() -> Value {
+pub(crate) fn input_schema_for<T: schemars::JsonSchema>() -> Value {
     generate::<T>(Contract::Input)
 }
 
@@ -109,7 +109,7 @@ pub fn object_schema_for<P: schemars::JsonSchema>() -> Map<String, Value> {
 
 /// The output schema of a result struct `R` as an object root without a description (a
 /// companion capability's business result, CP-2-13): see [`object_root`].
-pub fn output_object_schema_for<R: schemars::JsonSchema>() -> Map<String, Value> {
+pub(crate) fn output_object_schema_for<R: schemars::JsonSchema>() -> Map<String, Value> {
     let mut m = object_root(output_schema_for::<R>());
     m.remove("description");
     m
@@ -249,7 +249,7 @@ fn unite(existing: &mut Value, other: Value, all: bool) {
 /// Adds `expectedVersion` to an object schema, not required (GB-5.5-1, GB-7.1-2): an integer
 /// from 1 (versions start there, GB-10.5-1) to 2^53 − 1, so `-1` or `1.5` is
 /// `validation_failed` rather than a version.
-pub fn add_expected_version(schema: &mut Map<String, Value>) {
+pub(crate) fn add_expected_version(schema: &mut Map<String, Value>) {
     let props = schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(p) = props {
         p.insert(
@@ -308,20 +308,15 @@ pub fn tool_result_envelope(result: Option<Value>) -> Map<String, Value> {
 /// it. `base` is where they live in the target document: `#/$defs/` for a tool schema,
 /// `#/components/schemas/` for OpenRPC.
 #[derive(Debug, Clone)]
-pub struct Definitions {
+pub(crate) struct Definitions {
     base: String,
     defs: Map<String, Value>,
 }
 
 impl Definitions {
     /// No definitions yet; references will read `{base}{name}`.
-    pub fn new(base: impl Into<String>) -> Self {
+    pub(crate) fn new(base: impl Into<String>) -> Self {
         Self { base: base.into(), defs: Map::new() }
-    }
-
-    /// Definitions `defs` already in the target document (names they use are taken).
-    pub fn with(base: impl Into<String>, defs: Map<String, Value>) -> Self {
-        Self { base: base.into(), defs }
     }
 
     /// Takes a standalone normalized document (definitions under its root `$defs`, references
@@ -329,7 +324,7 @@ impl Definitions {
     /// by a different definition, reusing an identical one — and rewrites its references to
     /// `{base}<name>`. Returns the document without `$defs`, ready to nest anywhere in the
     /// target document.
-    pub fn embed(&mut self, doc: Value) -> Value {
+    pub(crate) fn embed(&mut self, doc: Value) -> Value {
         let mut doc = doc;
         let own = match &mut doc {
             Value::Object(m) => match m.remove("$defs") {
@@ -396,34 +391,33 @@ impl Definitions {
     /// `{"$ref": "{base}<name>"}`. For documents whose named schemas are public (OpenRPC
     /// `components/schemas`): define the fixed names first, so hoisted definitions never take
     /// them.
-    pub fn define(&mut self, name: &str, doc: Value) -> Value {
+    #[cfg_attr(not(feature = "companion"), allow(dead_code))]
+    pub(crate) fn define(&mut self, name: &str, doc: Value) -> Value {
         let doc = self.embed(doc);
         self.defs.insert(name.to_owned(), doc);
         self.reference(name)
     }
 
     /// `{"$ref": "{base}<name>"}`.
-    pub fn reference(&self, name: &str) -> Value {
+    #[cfg_attr(not(feature = "companion"), allow(dead_code))]
+    pub(crate) fn reference(&self, name: &str) -> Value {
         json!({"$ref": format!("{}{}", self.base, encode_pointer_token(name))})
     }
 
     /// The definition stored under `name`.
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
+    #[cfg_attr(not(feature = "companion"), allow(dead_code))]
+    pub(crate) fn get_mut(&mut self, name: &str) -> Option<&mut Value> {
         self.defs.get_mut(name)
     }
 
-    /// Whether nothing was gathered.
-    pub fn is_empty(&self) -> bool {
-        self.defs.is_empty()
-    }
-
     /// The gathered definitions, by name.
-    pub fn into_map(self) -> Map<String, Value> {
+    #[cfg_attr(not(feature = "companion"), allow(dead_code))]
+    pub(crate) fn into_map(self) -> Map<String, Value> {
         self.defs
     }
 
     /// Puts the gathered definitions under `root`'s `$defs` (nothing when there are none).
-    pub fn attach(self, root: &mut Map<String, Value>) {
+    pub(crate) fn attach(self, root: &mut Map<String, Value>) {
         if !self.defs.is_empty() {
             root.insert("$defs".into(), Value::Object(self.defs));
         }

@@ -96,8 +96,8 @@ pub(crate) fn visit_subschemas(m: &Map<String, Value>, f: &mut dyn FnMut(&Value)
 }
 
 /// Rewrites a standalone schema document (generated or written by hand) so that it obeys every
-/// rule of the pipeline ([`super`] module docs) under `contract`. The result is a standalone
-/// document again: definitions that remain (recursive ones) are under its root `$defs`.
+/// rule of the pipeline (the `catalog::schema` module docs) under `contract`. The result is a
+/// standalone document again: definitions that remain (recursive ones) are under its root `$defs`.
 /// Never fails: a value that is not a schema becomes `{}`.
 pub fn normalize(doc: Value, contract: Contract) -> Value {
     let mut root = match doc {

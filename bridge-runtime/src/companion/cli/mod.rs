@@ -1,5 +1,5 @@
 //! The `companion` command line (CP §6, OQ-CP-11, OQ-CP-19): a client of the runtime's Unix
-//! socket ([`super::server`]). The binary `companion` calls [`main`].
+//! socket (served by [`super::Server`]). The binary `companion` calls [`main`].
 //!
 //! ```text
 //! companion [--json] [--credential-profile NAME] [--socket PATH] <command>

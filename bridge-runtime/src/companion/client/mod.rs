@@ -1,33 +1,6 @@
 //! A typed client of the companion's Unix socket (feature `companion`, Unix): [`Client`] (async,
-//! tokio) and [`BlockingClient`], which the `companion` CLI is built on.
-//!
-//! - **Who it talks to (CP-5-12, CP-5-14).** Before it sends anything — a key above all — a
-//!   client checks that the socket and its directory are this user's own and not writable by
-//!   group or others (symlinks refused), and that the process listening runs as this user
-//!   (the peer's credentials: `SO_PEERCRED` on Linux, `getpeereid` on the other Unix systems).
-//!   The default socket's directory ([`crate::companion::default_socket_path`]) is created and
-//!   checked as the server does it: mode `0700`, refused when it belongs to someone else.
-//!   Anything else → [`ClientError::Untrusted`], and nothing was sent.
-//! - **Versions (CP-7-2).** [`Client::connect`] negotiates the protocol version first
-//!   (`runtime.describe` with `protocolVersions`); no common version → [`ClientError::Rpc`]
-//!   `INVALID_PARAMS`.
-//! - **Credentials (CP-5-9, CP-5-10).** Only from a [`CredentialProfile`]: a program never holds
-//!   the key in its source or arguments. [`Client::pair`] asks the user to pair (they confirm in
-//!   the app, CP-5-11) and returns the new credentials once, to be saved as a profile.
-//! - **Methods.** [`Client::call`] calls any method of the protocol table with its params type
-//!   and decodes its result type (`client.call::<method::RequestsCreate>(params)`);
-//!   [`Client::wait`] follows a request until it ends, handling `requests.wait`'s `unchanged`
-//!   marker.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), bridge_runtime::companion::ClientError> {
-//! use bridge_runtime::companion::{Client, CredentialProfile, method, params::NoParams};
-//! let profile = CredentialProfile::load("build-bot")?;
-//! let mut client = Client::connect_with(&profile).await?;
-//! let characters = client.call::<method::CharactersList>(NoParams {}).await?;
-//! println!("{:?}", characters.current);
-//! # Ok(()) }
-//! ```
+//! tokio) and [`BlockingClient`], which the `companion` CLI is built on. What it checks and
+//! how to call it: [`Client`].
 
 mod blocking;
 pub(crate) mod profile;
@@ -55,9 +28,9 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::time::Instant;
 
 /// How long a call waits for its answer unless [`Client::set_timeout`] says otherwise: 30 s.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long [`Client::pair`] waits for the user to decide: 15 min (the runtime bounds it too).
-pub const PAIR_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+pub(crate) const PAIR_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// Largest answer accepted, bytes.
 const MAX_ANSWER_BYTES: usize = 64 << 20;
 
@@ -152,8 +125,36 @@ pub(crate) enum Waited {
 }
 
 /// A connection to the companion runtime over its Unix socket (feature `companion`, Unix): one
-/// call at a time, each answer awaited. See the [module docs](self) for what it checks before
-/// it sends anything.
+/// call at a time, each answer awaited.
+///
+/// - **Who it talks to (CP-5-12, CP-5-14).** Before it sends anything — a key above all — a
+///   client checks that the socket and its directory are this user's own and not writable by
+///   group or others (symlinks refused), and that the process listening runs as this user
+///   (the peer's credentials: `SO_PEERCRED` on Linux, `getpeereid` on the other Unix systems).
+///   The default socket's directory ([`crate::companion::default_socket_path`]) is created and
+///   checked as the server does it: mode `0700`, refused when it belongs to someone else.
+///   Anything else → [`ClientError::Untrusted`], and nothing was sent.
+/// - **Versions (CP-7-2).** [`Client::connect`] negotiates the protocol version first
+///   (`runtime.describe` with `protocolVersions`); no common version → [`ClientError::Rpc`]
+///   `INVALID_PARAMS`.
+/// - **Credentials (CP-5-9, CP-5-10).** Only from a [`CredentialProfile`]: a program never holds
+///   the key in its source or arguments. [`Client::pair`] asks the user to pair (they confirm in
+///   the app, CP-5-11) and returns the new credentials once, to be saved as a profile.
+/// - **Methods.** [`Client::call`] calls any method of the protocol table with its params type
+///   and decodes its result type (`client.call::<method::RequestsCreate>(params)`);
+///   [`Client::wait`] follows a request until it ends, handling `requests.wait`'s `unchanged`
+///   marker.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), bridge_runtime::companion::ClientError> {
+/// use bridge_runtime::companion::protocol::{method, params::NoParams};
+/// use bridge_runtime::companion::{Client, CredentialProfile};
+/// let profile = CredentialProfile::load("build-bot")?;
+/// let mut client = Client::connect_with(&profile).await?;
+/// let characters = client.call::<method::CharactersList>(NoParams {}).await?;
+/// println!("{:?}", characters.current);
+/// # Ok(()) }
+/// ```
 pub struct Client {
     reader: BufReader<OwnedReadHalf>,
     writer: OwnedWriteHalf,
@@ -260,14 +261,14 @@ impl Client {
         self.session.as_ref()
     }
 
-    /// How long each call waits for its answer (default [`DEFAULT_TIMEOUT`]; at least 1 ms).
+    /// How long each call waits for its answer (default 30 s; at least 1 ms).
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout.max(Duration::from_millis(1));
     }
 
     /// Asks the runtime to pair a new client named `name` with `scopes` (`pairing.request`,
     /// CP-5-2): the user confirms in the app, choosing the scopes granted (CP-5-11). Waits up to
-    /// [`PAIR_TIMEOUT`]. The result holds the new key, returned this once: store it with
+    /// 15 minutes. The result holds the new key, returned this once: store it with
     /// [`CredentialProfile::from_pairing`] and [`CredentialProfile::save`] (CP-5-5). Errors:
     /// another pairing waiting → `RATE_LIMITED`; denied, unanswered or nothing granted →
     /// `FORBIDDEN` ([`ClientError::Rpc`]).
@@ -288,7 +289,7 @@ impl Client {
 
     /// Calls method `M` with its typed params and returns its typed result, e.g.
     /// `client.call::<method::RequestsCreate>(params)` → [`RequestSnapshot`]. Errors: the
-    /// runtime's answer ([`ClientError::Rpc`]: the method's codes, [`crate::companion::Method::errors`]),
+    /// runtime's answer ([`ClientError::Rpc`]: the method's codes, [`crate::companion::protocol::Method::errors`]),
     /// a failed connection, an answer that does not fit `M::Result`; `session.authenticate` and
     /// `pairing.request` → [`ClientError::Usage`] (use [`Client::authenticate`],
     /// [`Client::pair`]).

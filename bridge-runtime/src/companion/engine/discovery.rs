@@ -2,7 +2,7 @@
 //! (CP-2-12, CP-2-13).
 
 use super::{Admitted, Engine, current_character, unsupported_capability};
-use crate::catalog::capability::MAX_TIMEOUT_CAP_MS;
+use crate::catalog::MAX_TIMEOUT_CAP_MS;
 use crate::catalog::{CapabilitySpec, FieldProblem};
 use crate::companion::error::{CompanionError, ErrorCode};
 use crate::companion::protocol::Method;

@@ -47,8 +47,10 @@ pub(crate) struct TransportLimits {
 
 /// An admitted call, as a typed method of the engine receives it: who makes it, and for an
 /// idempotent method the digest of its params as they arrived. Opaque: only the engine's
-/// entries make one, after admission.
+/// entries make one, after admission. Public only as the sealed [`EngineMethod`]'s hidden
+/// parameter type: nothing outside the crate can name it.
 #[derive(Debug)]
+#[allow(unreachable_pub)]
 pub struct Admitted<'a> {
     caller: Caller<'a>,
     digest: Option<String>,
@@ -195,7 +197,8 @@ impl Engine {
     ///
     /// ```no_run
     /// # async fn demo(engine: bridge_runtime::companion::Engine) -> Result<(), bridge_runtime::companion::CompanionError> {
-    /// use bridge_runtime::companion::{ClientIdentity, method};
+    /// use bridge_runtime::companion::ClientIdentity;
+    /// use bridge_runtime::companion::protocol::method;
     /// let host = ClientIdentity::host("host", "The app itself");
     /// let params = serde_json::json!({"capability": "notice.show", "params": {"text": "Saved"}, "timeoutMs": 5000});
     /// let snapshot = engine.call_typed::<method::RequestsCreate>(&host, params).await?;

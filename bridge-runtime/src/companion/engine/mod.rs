@@ -9,8 +9,8 @@ mod entry;
 mod host;
 mod requests;
 
-pub use entry::{Admitted, EngineMethod};
-pub(crate) use entry::{Caller, TransportLimits};
+pub use entry::EngineMethod;
+pub(crate) use entry::{Admitted, Caller, TransportLimits};
 
 use super::clock::Clock;
 use super::error::{CompanionError, ErrorCode};

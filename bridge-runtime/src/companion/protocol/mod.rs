@@ -2,7 +2,7 @@
 //! answers — the ten logical methods, `rpc.discover`, and the socket transport's
 //! `pairing.request` and `session.authenticate` — with its wire name, who answers it (its
 //! [`Lane`]), who may call it ([`Admit`] and the scope), its params type and its result type.
-//! Routing ([`route`]), admission, the engine's dispatch, the OpenRPC document and the clients
+//! Routing (one function, from the method name alone), admission, the engine's dispatch, the OpenRPC document and the clients
 //! all read this table; a method name appears nowhere else.
 //!
 //! - [`Method`]: the methods as an enum (exhaustive `match` everywhere), with
@@ -10,7 +10,6 @@
 //!   [`Method::scope`], [`Method::needs_session`], [`Method::errors`], [`Method::summary`] and
 //!   [`Method::description`] (from the variant's doc comment), and the params and result JSON
 //!   Schemas ([`Method::params_schema`], [`Method::result_schema`]) derived from the types.
-//! - [`route`]: the one routing decision, from the method name alone.
 //! - [`CompanionMethod`]: the same table at the type level, one marker type per method in
 //!   [`method`] (`method::RequestsCreate: CompanionMethod<Params = CreateParams, Result =
 //!   RequestSnapshot>`), for typed callers: [`crate::companion::Engine::call_typed`] and the
@@ -85,17 +84,17 @@ pub enum Admit {
 
 /// Where a request goes: its method and who answers it ([`route`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Route {
+pub(crate) struct Route {
     /// The method.
-    pub method: Method,
+    pub(crate) method: Method,
     /// Who answers it ([`Method::lane`]).
-    pub lane: Lane,
+    pub(crate) lane: Lane,
 }
 
 /// The route of a request for the method named `name` (byte for byte); `None` for a name the
 /// table does not have (`METHOD_NOT_FOUND`). Pure: the name alone decides. The socket server
 /// (single calls and batches), the engine's by-name entry and the fuzz target all route with it.
-pub fn route(name: &str) -> Option<Route> {
+pub(crate) fn route(name: &str) -> Option<Route> {
     Method::from_name(name).map(|method| Route { method, lane: method.lane() })
 }
 
@@ -169,7 +168,7 @@ macro_rules! methods {
 
             /// The result type's schema name (`RequestSnapshot`, `CapabilityPage`, …): its key
             /// under the OpenRPC document's `components/schemas`.
-            pub fn result_type_name(self) -> String {
+            pub(crate) fn result_type_name(self) -> String {
                 match self { $( Method::$variant => <$result as JsonSchema>::schema_name().into_owned(), )* }
             }
 
@@ -361,11 +360,11 @@ pub(crate) use table;
 table!(methods);
 
 /// The ten logical methods of CP-2-1 (lane [`Lane::Engine`]), in the spec's order.
-pub const ENGINE_METHODS: [Method; 10] = lane_methods(Lane::Engine);
+pub(crate) const ENGINE_METHODS: [Method; 10] = lane_methods(Lane::Engine);
 
 /// The methods only the socket transport answers (lanes [`Lane::Transport`] and
 /// [`Lane::Connection`]), in the table's order.
-pub const SOCKET_METHODS: [Method; 3] = {
+pub(crate) const SOCKET_METHODS: [Method; 3] = {
     let mut out = [Method::Discover; 3];
     let (mut i, mut n) = (0, 0);
     while i < Method::ALL.len() {

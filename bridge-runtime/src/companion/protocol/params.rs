@@ -4,8 +4,8 @@
 //! the params of the OpenRPC document (CP-8-2). Optional keys are omitted when serialized.
 
 use super::{ENGINE_METHODS, Method};
-use crate::catalog::capability::schema_problems;
 use crate::catalog::schema::{input_schema_for, normalize_arguments};
+use crate::catalog::schema_problems;
 use crate::catalog::{FieldProblem, Scope};
 use crate::companion::error::CompanionError;
 use schemars::JsonSchema;

@@ -60,13 +60,13 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// Default largest message of an authenticated connection: 1 MiB.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 1 << 20;
+pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 1 << 20;
 /// Default largest message before authentication: 8 KiB (CP-5-13).
-pub const DEFAULT_MAX_UNAUTHENTICATED_MESSAGE_BYTES: usize = 8 << 10;
+pub(crate) const DEFAULT_MAX_UNAUTHENTICATED_MESSAGE_BYTES: usize = 8 << 10;
 
 /// The methods served besides the ten engine methods: `rpc.discover`, `session.authenticate`,
 /// `pairing.request` (the protocol table's transport and connection lanes).
-pub const EXTRA_METHODS: [&str; 3] =
+pub(crate) const EXTRA_METHODS: [&str; 3] =
     [SOCKET_METHODS[0].as_str(), SOCKET_METHODS[1].as_str(), SOCKET_METHODS[2].as_str()];
 
 /// Transport limits. Every one is published by `runtime.describe` under `limits`.

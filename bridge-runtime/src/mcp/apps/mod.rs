@@ -16,7 +16,8 @@
 //! may bring its own with `#[bridge_window(view = "…")]` ([`WindowView`]).
 
 use crate::catalog::{ViewCsp, WindowSpec, WindowView};
-use crate::gui::{Bridge, Published, ServerIdentity, ToolEntry, humanize};
+use crate::gui::{Bridge, Published, ServerIdentity, ToolEntry};
+use bridge_rules::humanize;
 use rmcp::model::{
     CacheScope, ClientCapabilities, ExtensionCapabilities, JsonObject, MetaObject, ReadResourceResult,
     ResourceContents, Tool,

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use bridge_runtime::catalog::capability::checks;
+use bridge_runtime::catalog::checks;
 use bridge_runtime::catalog::{
     CancelBehavior, CapabilityKind, CapabilitySpec, Catalog, CharacterSpec, FallbackReason, InteractionType, Scope,
     StyleSpec,
