@@ -3,7 +3,7 @@
 //! adapters use (GB §2, §4.2, §7, §10).
 
 mod bridge;
-mod context;
+pub(crate) mod context;
 mod published;
 mod text;
 mod topology;
