@@ -12,7 +12,10 @@ mod window;
 
 /// Prefix of app-level tools, a pseudo window id never given to a window (OQ-GB-12).
 pub use crate::catalog::APP_PREFIX;
-pub use bridge::{Bridge, BridgeBuilder, CallOutcome, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity, UiOwner};
+pub use bridge::{
+    Bridge, BridgeBuilder, CallOutcome, DEFAULT_MAX_QUEUED_CALLS, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity,
+    UiOwner,
+};
 pub use context::{ActionContext, OpenOptions, is_handle_safe};
 pub use published::{Published, ToolEntry};
 pub use text::humanize;

@@ -576,6 +576,62 @@ fn a_panicking_host_edit_leaves_the_window_open_and_marked_failed() {
     assert_eq!(ui.edit::<Doc, usize>("A", |d, _| d.text.len()), Some(7), "later edits work");
 }
 
+// GB-7.4-7, GB-10.1-3: the queue to the UI thread is bounded. With two calls queued, a third is
+// refused at once with `action_timeout` (it took no effect) saying the app is busy; the queued
+// two run in arrival order and nothing of the third ever applies. (Old main: the queue grew
+// without bound and every call was accepted.)
+#[tokio::test]
+async fn a_flood_past_the_queue_bound_is_refused_as_busy() {
+    use futures::FutureExt;
+    let (bridge, mut o) = Bridge::builder("t", "0").window::<Doc>().max_queued_calls(2).build();
+    o.ui().open(Doc::new("A"), OpenOptions::window().with_id("A"));
+    let v = bridge.published().snapshot().windows[0].version;
+    let set = |text: &str| bridge.call_tool("A__set_text", args(json!({ "text": text })));
+    // Queued, not yet run: the owner has not drained.
+    assert!(set("one").now_or_never().is_none());
+    assert!(set("two").now_or_never().is_none());
+    let refused = set("three").now_or_never().expect("refused at once").result.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ActionTimeout);
+    assert!(refused.message.contains("busy") && refused.message.contains("did not take effect"), "{}", refused.message);
+    assert_eq!(o.drain(), 2);
+    assert_eq!(o.ui().window::<Doc>("A").unwrap().text, "two");
+    assert_eq!(bridge.published().snapshot().windows[0].version, v + 2, "exactly the two queued calls applied");
+    // Room again.
+    assert!(set("four").now_or_never().is_none());
+    assert_eq!(o.drain(), 1);
+    assert_eq!(o.ui().window::<Doc>("A").unwrap().text, "four");
+}
+
+// The same bound on the headless owner, whose calls wait for its lock rather than in a queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_past_the_bound_is_refused_as_busy_headless() {
+    let bridge = Bridge::builder("t", "0").window::<Doc>().max_queued_calls(1).spawn_headless(|ui| {
+        ui.open(Doc::new("A"), OpenOptions::window().with_id("A"));
+    });
+    let (started_tx, started) = tokio::sync::oneshot::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let holder = bridge.clone();
+    let hold = tokio::spawn(async move {
+        holder
+            .run(move |_| {
+                let _ = started_tx.send(());
+                let _ = released.recv();
+            })
+            .await
+    });
+    started.await.unwrap();
+    let mut waiting = Box::pin(bridge.call_tool("A__set_text", args(json!({"text": "waited"}))));
+    assert!(futures::poll!(&mut waiting).is_pending(), "waits for the lock");
+    let refused = bridge.call_tool("A__set_text", args(json!({"text": "refused"}))).await.result.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ActionTimeout);
+    assert!(refused.message.contains("busy"), "{}", refused.message);
+    release.send(()).unwrap();
+    hold.await.unwrap().unwrap();
+    waiting.await.result.unwrap();
+    let peek = bridge.call_tool("A__peek", Map::new()).await.result.unwrap();
+    assert_eq!(peek.result, Some(json!({"text": "waited"})));
+}
+
 // GB-5.2-2, OQ-GB-13: an app id ending in `_` would make `{winId}__{action}` ambiguous, so it
 // gets a handle; every listed tool can be called.
 #[test]
