@@ -46,6 +46,7 @@ pub mod apps;
 mod companion;
 #[cfg(feature = "http")]
 mod http;
+mod log;
 mod mapping;
 pub(crate) mod notify;
 mod server;
@@ -61,6 +62,7 @@ pub use companion::{CompanionTools, tool_name as companion_tool_name};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_http_on, serve_http_on_with};
+pub use log::loggable;
 pub use mapping::{JSON_MIME, WINDOWS_URI, to_call_tool_result, to_mcp_tool, windows_resource};
 pub use server::GuiBridgeServer;
 pub use transport::{ServeError, serve_stdio};
