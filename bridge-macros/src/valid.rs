@@ -275,6 +275,32 @@ fn action(cx: &Ctxt, a: &Action) {
     {
         cx.error_spanned_by(ty, "an action cannot return `impl Trait`: name a type (Serialize + JsonSchema)");
     }
+    if let Output::Value(ty) | Output::Result { ok: Some(ty), .. } = &a.output
+        && let Some(wide) = wide_integer(ty)
+    {
+        cx.error_spanned_by(
+            &wide,
+            format!(
+                "an action cannot return a `{wide}`: a value beyond 64 bits cannot be encoded as a JSON number, and \
+                 the failure would come after the action ran. Return it as a `String` (e.g. `n.to_string()`), or \
+                 as a `u64`/`i64` if it always fits"
+            ),
+        );
+    }
+}
+
+/// The first 128-bit integer type named anywhere in `ty` (`u128`, `Vec<i128>`,
+/// `Option<(String, NonZeroU128)>`): serde_json cannot encode such a value beyond 64 bits.
+fn wide_integer(ty: &Type) -> Option<proc_macro2::Ident> {
+    fn scan(tokens: proc_macro2::TokenStream) -> Option<proc_macro2::Ident> {
+        const WIDE: &[&str] = &["u128", "i128", "NonZeroU128", "NonZeroI128"];
+        tokens.into_iter().find_map(|tt| match tt {
+            proc_macro2::TokenTree::Group(g) => scan(g.stream()),
+            proc_macro2::TokenTree::Ident(i) if WIDE.iter().any(|w| i == w) => Some(i),
+            _ => None,
+        })
+    }
+    scan(ty.to_token_stream())
 }
 
 /// `Result<T, String>` and friends: types the author cannot give a `From` impl for

@@ -76,6 +76,7 @@ pub mod __private {
         ActionHints, ActionSpec, BlockKind, BlockSpec, BridgeArgs, DescribeActions, DescribeWindow, ViewCsp,
         WindowMeta, WindowView,
     };
+    pub use crate::gui::context::result_value;
     pub use crate::gui::{ActionContext, ActionError, BridgeActions, BridgeWindow, Rendered};
     pub use crate::model::{Block, FieldItem, Severity};
 

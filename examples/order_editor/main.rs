@@ -13,6 +13,7 @@ mod demo;
 use clap::Parser;
 use std::net::SocketAddr;
 use std::time::Duration;
+use tracing_subscriber::prelude::*;
 
 /// The Order Editor example of the GUI Bridge protocol.
 #[derive(Parser, Debug)]
@@ -43,10 +44,12 @@ struct Args {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
-    // Logs go to stderr: stdout carries the MCP stream.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+    // Logs go to stderr: stdout carries the MCP stream. rmcp's debug and trace events print
+    // whole messages, secrets included: `mcp::loggable` keeps them out whatever RUST_LOG says.
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
         .init();
 
     let (rows, extra) = (args.rows, args.extra_editors);

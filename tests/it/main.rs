@@ -6,6 +6,7 @@ mod capability_macros;
 mod desk_companion_e2e;
 mod export_desk_companion;
 mod export_order_editor;
+mod log_redaction;
 mod macros;
 mod schema_rules;
 mod test_kit;

@@ -195,7 +195,6 @@ fn invoke_arm(action: &Action, p: &TokenStream) -> TokenStream {
 /// The method's return value as `Result<Option<Value>, ActionError>`.
 fn convert(action: &Action, call: &TokenStream, p: &TokenStream) -> TokenStream {
     let ok = quote!(::core::result::Result::Ok);
-    let some = quote!(::core::option::Option::Some);
     let none = quote!(::core::option::Option::None);
     match &action.output {
         Output::Unit => quote! {
@@ -205,10 +204,10 @@ fn convert(action: &Action, call: &TokenStream, p: &TokenStream) -> TokenStream 
         Output::Value(ty) => {
             let span = ty.span();
             let p = respan(p, span);
-            let value = quote_spanned!(span=> #p::result_value::<#ty>(&__r));
+            let value = quote_spanned!(span=> #p::result_value::<#ty>(&__r, __cx));
             quote! {
                 let __r = #call;
-                #value.map(#some)
+                #ok(#value)
             }
         }
         Output::Result { ok: ok_ty, err } => {
@@ -225,8 +224,8 @@ fn convert(action: &Action, call: &TokenStream, p: &TokenStream) -> TokenStream 
                 Some(ty) => {
                     let span = ty.span();
                     let p = respan(p, span);
-                    let v = quote_spanned!(span=> #p::result_value::<#ty>(&__r));
-                    quote!(::core::result::Result::Ok(__r) => #v.map(#some))
+                    let v = quote_spanned!(span=> #p::result_value::<#ty>(&__r, __cx));
+                    quote!(::core::result::Result::Ok(__r) => #ok(#v))
                 }
                 None => quote!(::core::result::Result::Ok(()) => #ok(#none)),
             };

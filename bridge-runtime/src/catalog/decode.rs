@@ -213,18 +213,6 @@ impl SurfaceError for Vec<FieldProblem> {
     }
 }
 
-/// A GUI action's return value as its ToolResult `result`. A value serde cannot encode (a map
-/// with non-string keys, a failing `Serialize` impl) is an `action_not_available` error saying
-/// the action ran, never a silent `null` that its `outputSchema` does not allow (GB-12.3-4).
-pub fn result_value<T: Serialize + ?Sized>(value: &T) -> Result<Value, ActionError> {
-    serde_json::to_value(value).map_err(|e| {
-        tracing::error!(error = %e, "an action's result could not be encoded as JSON");
-        ActionError::not_available(format!(
-            "The action ran, but its result could not be encoded as JSON ({e}); re-read app://windows to see its effect"
-        ))
-    })
-}
-
 /// An action's error type converted (`Result<T, E>` with `E: Into<ActionError>`).
 pub fn action_error<E: Into<ActionError>>(err: E) -> ActionError {
     err.into()

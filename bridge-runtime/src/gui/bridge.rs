@@ -5,7 +5,7 @@ use crate::gui::window::AnyActions;
 use crate::gui::{BridgeActions, BridgeWindow};
 use crate::model::{ErrorCode, ToolError, ToolResult};
 use serde_json::{Map, Value};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -44,13 +44,20 @@ struct Shared {
     watch: watch::Receiver<Arc<Published>>,
     info: ServerIdentity,
     action_timeout: Duration,
+    /// [`BridgeBuilder::max_queued_calls`].
+    max_queued: usize,
+    /// Agent calls of the headless owner waiting for its lock.
+    waiting: AtomicUsize,
 }
+
+/// The default of [`BridgeBuilder::max_queued_calls`].
+pub const DEFAULT_MAX_QUEUED_CALLS: usize = 256;
 
 /// How operations reach the [`Ui`].
 enum Exec {
     /// Queued to the thread that owns it ([`BridgeBuilder::build`], [`BridgeBuilder::build_for_gui`]):
     /// a GUI's event loop, or the fallback thread.
-    Queue { tx: mpsc::UnboundedSender<Command>, waker: Option<Waker> },
+    Queue { tx: mpsc::Sender<Command>, waker: Option<Waker> },
     /// The headless owner ([`BridgeBuilder::spawn_headless`]): the operation runs on the calling
     /// task under a fair (FIFO) lock, so there is no trip to another thread and back. The lock
     /// still runs operations one at a time, in arrival order (GB-10.1-3).
@@ -102,6 +109,7 @@ impl Bridge {
             version: version.into(),
             notes: None,
             action_timeout: Duration::from_secs(30),
+            max_queued: DEFAULT_MAX_QUEUED_CALLS,
             waker: None,
             render_all: false,
         }
@@ -129,7 +137,10 @@ impl Bridge {
 
     /// Runs `f` on the UI owner's thread, in turn with every other operation, and returns its
     /// value. This is the host API for the human user's own edits (`ui.edit(..)`), which thus
-    /// bump versions and fire notifications like an agent's call.
+    /// bump versions and fire notifications like an agent's call. When the queue is full
+    /// ([`BridgeBuilder::max_queued_calls`]) it waits for room rather than failing: the host's
+    /// own edits are never refused. `Err(OwnerGone)` also when `f` panicked (the owner keeps
+    /// running; a panic in [`Ui::edit`] marks its window failed, see [`Ui::failure`]).
     pub async fn run<R: Send + 'static>(&self, f: impl FnOnce(&mut Ui) -> R + Send + 'static) -> Result<R, OwnerGone> {
         if let Exec::Inline(ui) = &self.shared.exec {
             let mut ui = ui.lock().await;
@@ -139,16 +150,24 @@ impl Bridge {
             });
         }
         let (tx, rx) = oneshot::channel();
-        self.send(Box::new(move |ui| {
+        let Exec::Queue { tx: queue, waker } = &self.shared.exec else { unreachable!("handled above") };
+        let cmd: Command = Box::new(move |ui| {
             let _ = tx.send(f(ui));
-        }))?;
+        });
+        queue.send(cmd).await.map_err(|_| OwnerGone)?;
+        if let Some(w) = waker {
+            w();
+        }
         rx.await.map_err(|_| OwnerGone)
     }
 
     /// Calls tool `name` as an agent. Waits at most the configured action timeout for the
     /// operation to *start*; if it has not started by then it is withdrawn and the call fails
     /// with `action_timeout`, having taken no effect (GB-7.4-7, OQ-GB-17). Once started it runs
-    /// to completion and its real outcome is returned.
+    /// to completion and its real outcome is returned. When [`BridgeBuilder::max_queued_calls`]
+    /// calls already wait for their turn, the call is refused at once, also with
+    /// `action_timeout` (the code that says it took no effect), and a message saying the app
+    /// is busy.
     pub async fn call_tool(&self, name: &str, args: Map<String, Value>) -> CallOutcome {
         self.call(None, name, args).await
     }
@@ -162,46 +181,56 @@ impl Bridge {
 
     /// Runs the call of `name` (the `listed` tool, when the caller found it) on the UI.
     async fn call(&self, listed: Option<Listed>, name: &str, args: Map<String, Value>) -> CallOutcome {
-        let run = move |ui: &mut Ui, name: &str| match &listed {
-            Some(tool) => ui.call_listed(tool.entry(), args),
-            None => ui.call_tool(name, args, false),
+        let run = move |ui: &mut Ui, name: &str| {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &listed {
+                Some(tool) => ui.call_listed(tool.entry(), args),
+                None => ui.call_tool(name, args, false),
+            }));
+            let result = ran.unwrap_or_else(|_| {
+                // Outside the action itself (which the dispatcher guards): in applying its
+                // effects or in the commit. It may have partly applied.
+                tracing::error!(tool = name, "a tool call panicked outside the action; the UI keeps running");
+                Err(ToolError::new(
+                    ErrorCode::ActionNotAvailable,
+                    format!(
+                        "'{name}' failed inside the app and may have partly applied; do not retry it: re-read \
+                         app://windows"
+                    ),
+                ))
+            });
+            CallOutcome { result, published: ui.published() }
         };
         if let Exec::Inline(ui) = &self.shared.exec {
-            let Ok(mut ui) = tokio::time::timeout(self.shared.action_timeout, ui.lock()).await else {
+            let slot = WaitSlot(&self.shared.waiting);
+            if slot.0.fetch_add(1, Ordering::AcqRel) >= self.shared.max_queued {
+                return self.busy(name);
+            }
+            // The slot is freed once the lock is ours, or when the caller gives up waiting.
+            let locked = tokio::time::timeout(self.shared.action_timeout, ui.lock()).await;
+            drop(slot);
+            let Ok(mut ui) = locked else {
                 return self.withdrawn(name);
             };
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&mut ui, name)));
-            return match ran {
-                Ok(result) => CallOutcome { result, published: ui.published() },
-                Err(_) => {
-                    tracing::error!(tool = name, "a tool call panicked outside the action; the UI keeps running");
-                    CallOutcome {
-                        result: Err(ToolError::new(
-                            ErrorCode::ActionNotAvailable,
-                            format!("'{name}' failed inside the app; re-read app://windows before retrying"),
-                        )),
-                        published: ui.published(),
-                    }
-                }
-            };
+            return run(&mut ui, name);
         }
         let state = Arc::new(AtomicU8::new(PENDING));
         let (tx, mut rx) = oneshot::channel();
         let name_owned = name.to_owned();
         let claim = state.clone();
-        let sent = self.send(Box::new(move |ui| {
+        let sent = self.try_send(Box::new(move |ui| {
             if claim.compare_exchange(PENDING, CLAIMED, Ordering::AcqRel, Ordering::Acquire).is_err() {
                 return;
             }
-            let result = run(ui, &name_owned);
-            let _ = tx.send(CallOutcome { result, published: ui.published() });
+            let _ = tx.send(run(ui, &name_owned));
         }));
         let gone = || CallOutcome {
             result: Err(ToolError::new(ErrorCode::ActionTimeout, "The app is shutting down; the action did not run")),
             published: self.published(),
         };
-        if sent.is_err() {
-            return gone();
+        match sent {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => return self.busy(name),
+            Err(mpsc::error::TrySendError::Closed(_)) => return gone(),
         }
         match tokio::time::timeout(self.shared.action_timeout, &mut rx).await {
             Ok(Ok(outcome)) => outcome,
@@ -230,16 +259,33 @@ impl Bridge {
         }
     }
 
+    /// `action_timeout`: refused because [`BridgeBuilder::max_queued_calls`] calls already wait;
+    /// it took no effect (GB-7.4-7).
+    fn busy(&self, name: &str) -> CallOutcome {
+        CallOutcome {
+            result: Err(ToolError::new(
+                ErrorCode::ActionTimeout,
+                format!(
+                    "The app is busy: {} operations are already waiting for their turn; '{name}' was refused and \
+                     did not take effect. Retry later",
+                    self.shared.max_queued
+                ),
+            )),
+            published: self.published(),
+        }
+    }
+
     /// The registry shared by every surface. Build a companion engine on this same handle so
     /// that MCP tools, `capabilities.list` and exports come from one registry (CP-2-13).
     pub fn catalog_handle(&self) -> Arc<RwLock<Catalog>> {
         self.shared.catalog.clone()
     }
 
-    fn send(&self, cmd: Command) -> Result<(), OwnerGone> {
+    /// Queues an agent's operation if the queue has room.
+    fn try_send(&self, cmd: Command) -> Result<(), mpsc::error::TrySendError<Command>> {
         match &self.shared.exec {
             Exec::Queue { tx, waker } => {
-                tx.send(cmd).map_err(|_| OwnerGone)?;
+                tx.try_send(cmd)?;
                 if let Some(w) = waker {
                     w();
                 }
@@ -251,6 +297,15 @@ impl Bridge {
     }
 }
 
+/// One agent call counted in [`Shared::waiting`] (counted by the caller), uncounted on drop.
+struct WaitSlot<'a>(&'a AtomicUsize);
+
+impl Drop for WaitSlot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Describes an app: its app-level actions, window types, instructions and limits.
 pub struct BridgeBuilder {
     catalog: Catalog,
@@ -259,6 +314,7 @@ pub struct BridgeBuilder {
     version: String,
     notes: Option<String>,
     action_timeout: Duration,
+    max_queued: usize,
     waker: Option<Waker>,
     render_all: bool,
 }
@@ -302,6 +358,17 @@ impl BridgeBuilder {
         self
     }
 
+    /// How many agent calls may wait for their turn at the UI at once (default
+    /// [`DEFAULT_MAX_QUEUED_CALLS`], at least 1): operations queued to the UI thread, or, with
+    /// the headless owner, calls waiting for its lock. One more is refused at once with
+    /// `action_timeout`, the error that says the call took no effect (GB-7.4-7), and a message
+    /// saying the app is busy, rather than growing the queue without bound. The host's own
+    /// [`Bridge::run`] waits for room instead.
+    pub fn max_queued_calls(mut self, n: usize) -> Self {
+        self.max_queued = n.max(1);
+        self
+    }
+
     /// Re-render every window after every operation, as if every window type were
     /// `#[bridge_window(shared_state)]` (default `false`): for apps whose windows read shared
     /// state everywhere. It costs O(open windows) per operation instead of O(what changed) (see
@@ -321,7 +388,7 @@ impl BridgeBuilder {
     /// Builds the handle and the owner. Keep the owner on the thread that runs your UI and call
     /// [`UiOwner::drain`] from its event loop.
     pub fn build(self) -> (Bridge, UiOwner) {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(self.max_queued);
         let waker = self.waker.clone();
         let (bridge, ui) = self.build_with(|_| Exec::Queue { tx, waker });
         (bridge, UiOwner { ui: ui.expect("a queue leaves the Ui to its owner"), rx })
@@ -345,6 +412,8 @@ impl BridgeBuilder {
             watch,
             info: ServerIdentity { name: self.name, version: self.version, instructions },
             action_timeout: self.action_timeout,
+            max_queued: self.max_queued,
+            waiting: AtomicUsize::new(0),
         });
         (Bridge { shared }, ui)
     }
@@ -405,7 +474,7 @@ impl BridgeBuilder {
 /// Owns the [`Ui`] and the queue of operations for it.
 pub struct UiOwner {
     ui: Ui,
-    rx: mpsc::UnboundedReceiver<Command>,
+    rx: mpsc::Receiver<Command>,
 }
 
 impl UiOwner {

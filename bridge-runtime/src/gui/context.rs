@@ -1,6 +1,8 @@
 use crate::catalog::{Catalog, WindowSpec};
 use crate::gui::window::AnyWindow;
 use crate::gui::{BridgeActions, BridgeWindow};
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -202,4 +204,42 @@ impl<'a> ActionContext<'a> {
     pub fn set_message(&mut self, message: impl Into<String>) {
         self.message = Some(message.into());
     }
+}
+
+/// A GUI action's return value as its ToolResult `result`, once the action has run.
+///
+/// A value serde cannot encode (a map with non-string keys, a number beyond 64 bits hidden in
+/// a struct, a failing `Serialize` impl) is reported as what it is: the action ran and its
+/// effects stay, so the call *succeeds*, without `result`, and its `message` says that the
+/// result could not be encoded and that the action must not be run again to get it. An error
+/// would be the dishonest shape here: every GB error code says, or lets an agent assume, that
+/// the call did not take effect (`action_not_available`, `action_timeout`: GB-7.4-7), so an
+/// agent retries and applies the action twice. `result` is never `null`, which its
+/// `outputSchema` does not allow (GB-12.3-4); it is omitted, which the envelope allows.
+/// `u128`/`i128` the macro can see in the return type are refused at compile time instead.
+pub fn result_value<T: Serialize + ?Sized>(value: &T, cx: &mut ActionContext<'_>) -> Option<Value> {
+    match serde_json::to_value(value) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::error!(error = %e, "an action ran, but its result could not be encoded as JSON");
+            let note = unencodable_result_note(&e.to_string());
+            let message = match cx.message.take() {
+                Some(m) => format!("{m}. {note}"),
+                None => note,
+            };
+            cx.set_message(message);
+            None
+        }
+    }
+}
+
+/// The ToolResult `message` of an action whose result could not be encoded (`why`: serde's
+/// error, bounded).
+fn unencodable_result_note(why: &str) -> String {
+    const MAX_WHY_CHARS: usize = 200;
+    let why: String = why.chars().take(MAX_WHY_CHARS).collect();
+    format!(
+        "The action ran and took effect, but its result could not be encoded as JSON ({why}), so no result is \
+         returned. Do not run it again to get the result: re-read app://windows to see its effect"
+    )
 }

@@ -3,14 +3,17 @@
 //! adapters use (GB §2, §4.2, §7, §10).
 
 mod bridge;
-mod context;
+pub(crate) mod context;
 mod published;
 mod text;
 mod topology;
 mod ui;
 mod window;
 
-pub use bridge::{Bridge, BridgeBuilder, CallOutcome, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity, UiOwner};
+pub use bridge::{
+    Bridge, BridgeBuilder, CallOutcome, DEFAULT_MAX_QUEUED_CALLS, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity,
+    UiOwner,
+};
 pub use context::{ActionContext, OpenOptions};
 pub use published::{Published, ToolEntry};
 pub use text::{MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};

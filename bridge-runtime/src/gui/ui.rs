@@ -34,6 +34,8 @@ struct Entry {
     published: Arc<PublishedWindow>,
     /// Its available actions as tools, as of its last render.
     tools: Vec<ToolEntry>,
+    /// Marked failed (see [`Ui::failure`]): why, shown as a notice; agents cannot operate it.
+    failed: Option<String>,
 }
 
 struct AppSlot {
@@ -85,6 +87,8 @@ pub struct Ui {
     render_all: bool,
     /// The last listed tool an agent called (for a GUI to show what the agent touched).
     last_agent_call: Option<AgentCall>,
+    /// The app-level action set is marked failed (see [`Ui::failure`]): why.
+    app_failed: Option<String>,
 }
 
 impl Ui {
@@ -114,6 +118,7 @@ impl Ui {
             operable: Arc::from([]),
             render_all,
             last_agent_call: None,
+            app_failed: None,
         };
         ui.commit();
         ui
@@ -165,13 +170,28 @@ impl Ui {
     /// The human user's edit of window `id` of type `W`, through the same path as an agent's
     /// operation: it runs in turn, bumps versions and fires notifications.
     /// `None` when the window is not open or not a `W`.
+    ///
+    /// If `f` panics, the window stays open with what `f` changed before panicking, the
+    /// windows it asked to open or close are left alone, and the window is marked failed (see
+    /// [`Ui::failure`]) and re-rendered with a notice; then the panic resumes, in the caller.
     pub fn edit<W: 'static, R>(&mut self, id: &str, f: impl FnOnce(&mut W, &mut ActionContext<'_>) -> R) -> Option<R> {
         let idx = self.index_of(id)?;
         let mut window = self.windows[idx].window.take()?;
         let mut cx = ActionContext::new(&mut self.ids, Some(id.to_owned()), true);
-        let out = window.as_any_mut().downcast_mut::<W>().map(|w| f(w, &mut cx));
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            window.as_any_mut().downcast_mut::<W>().map(|w| f(w, &mut cx))
+        }));
         let ops = std::mem::take(&mut cx.ops);
         self.windows[idx].window = Some(window);
+        let out = match out {
+            Ok(out) => out,
+            Err(panic) => {
+                tracing::error!(window = id, "a host edit panicked; the window is marked failed");
+                self.mark_failed(Some(idx), EDIT_FAILED.to_owned());
+                self.commit();
+                std::panic::resume_unwind(panic);
+            }
+        };
         if out.is_some() {
             self.windows[idx].dirty = true;
             self.apply(ops);
@@ -180,12 +200,24 @@ impl Ui {
         out
     }
 
-    /// The human user's edit of the app-level state of type `A`.
+    /// The human user's edit of the app-level state of type `A`. A panic in `f` marks the
+    /// app-level action set failed (see [`Ui::failure`]), then resumes in the caller.
     pub fn edit_app<A: 'static, R>(&mut self, f: impl FnOnce(&mut A, &mut ActionContext<'_>) -> R) -> Option<R> {
         let slot = self.app.as_mut()?;
         let mut cx = ActionContext::new(&mut self.ids, None, true);
-        let out = slot.actions.as_any_mut().downcast_mut::<A>().map(|a| f(a, &mut cx));
+        let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            slot.actions.as_any_mut().downcast_mut::<A>().map(|a| f(a, &mut cx))
+        }));
         let ops = std::mem::take(&mut cx.ops);
+        let out = match out {
+            Ok(out) => out,
+            Err(panic) => {
+                tracing::error!("a host edit of the app state panicked; the app-level actions are marked failed");
+                self.mark_failed(None, EDIT_FAILED.to_owned());
+                self.commit();
+                std::panic::resume_unwind(panic);
+            }
+        };
         if out.is_some() {
             self.app_dirty = true;
             self.apply(ops);
@@ -234,6 +266,55 @@ impl Ui {
         self.last_agent_call.as_ref()
     }
 
+    /// Why window `id` (or, for `id` = [`APP_PREFIX`](crate::catalog::APP_PREFIX) `"app"`, the
+    /// app-level action set) is marked failed; `None` when it is not.
+    ///
+    /// A window is marked failed when an action on it or a host edit of it ([`Ui::edit`])
+    /// panicked, so that its state may be half-changed; and, in debug builds, when it changed
+    /// without an operation on it (it reads state outside its own value and was not declared
+    /// `#[bridge_window(shared_state)]`: the mark says so). A failed window stays open,
+    /// re-rendered with its current state plus an error notice holding this text; it lists no
+    /// tools, and every agent call to it is refused with `action_not_available` quoting this
+    /// text (GB-7.4-8), while the user's own operations go on. It stays marked until the host
+    /// has let the user review it and calls [`Ui::clear_failure`].
+    pub fn failure(&self, id: &str) -> Option<&str> {
+        if id == crate::catalog::APP_PREFIX {
+            return self.app_failed.as_deref();
+        }
+        self.windows.get(self.index_of(id)?)?.failed.as_deref()
+    }
+
+    /// Clears the failure mark of window `id` (or of the app-level action set, `id` = `"app"`),
+    /// re-rendering it without the notice and listing its tools again. Returns whether it was
+    /// marked. See [`Ui::failure`].
+    pub fn clear_failure(&mut self, id: &str) -> bool {
+        let cleared = if id == crate::catalog::APP_PREFIX {
+            self.app_dirty = true;
+            self.app_failed.take().is_some()
+        } else {
+            let Some(i) = self.index_of(id) else { return false };
+            self.windows[i].dirty = true;
+            self.windows[i].failed.take().is_some()
+        };
+        self.commit();
+        cleared
+    }
+
+    /// Marks window `idx` (`None`: the app-level action set) failed with `why`, to be
+    /// re-rendered with the notice at the next commit.
+    fn mark_failed(&mut self, idx: Option<usize>, why: String) {
+        match idx {
+            Some(i) => {
+                self.windows[i].failed = Some(why);
+                self.windows[i].dirty = true;
+            }
+            None => {
+                self.app_failed = Some(why);
+                self.app_dirty = true;
+            }
+        }
+    }
+
     fn apply(&mut self, ops: Vec<Op>) {
         for op in ops {
             match op {
@@ -273,6 +354,7 @@ impl Ui {
                         operable: false,
                         published: PublishedWindow::new(state),
                         tools: Vec::new(),
+                        failed: None,
                     });
                     self.topology_changed = true;
                 }
@@ -321,7 +403,7 @@ impl Ui {
         let fresh = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.render()))
             .inspect_err(|_| tracing::error!(window = %e.handle, "render panicked; keeping the previous content"))
             .ok()
-            .map(one_line_title_and_summary);
+            .map(|r| with_failure(one_line_title_and_summary(r), e.failed.as_deref()));
         let old = &e.published.state;
         let mut content_changed = false;
         let mut title_changed = false;
@@ -345,7 +427,7 @@ impl Ui {
         let mut tools_changed = title_changed;
         let mut i = 0;
         for a in &e.spec.actions {
-            if !w.available(&a.name) {
+            if e.failed.is_some() || !w.available(&a.name) {
                 continue;
             }
             match e.tools.get(i) {
@@ -369,10 +451,11 @@ impl Ui {
         (content_changed, tools_changed)
     }
 
-    /// Re-checks the app-level actions. Returns whether the available ones changed.
-    fn refresh_app(slot: &mut AppSlot) -> bool {
+    /// Re-checks the app-level actions (none while `failed`). Returns whether the available
+    /// ones changed.
+    fn refresh_app(slot: &mut AppSlot, failed: bool) -> bool {
         let available: Vec<&Arc<ActionSpec>> =
-            slot.spec.actions.iter().filter(|a| slot.actions.available(&a.name)).collect();
+            slot.spec.actions.iter().filter(|a| !failed && slot.actions.available(&a.name)).collect();
         if available.len() == slot.tools.len()
             && available.iter().zip(&slot.tools).all(|(a, t)| Arc::ptr_eq(a, &t.action))
         {
@@ -401,11 +484,13 @@ impl Ui {
         if let Some(slot) = self.app.as_mut()
             && (std::mem::take(&mut self.app_dirty) || self.render_all)
         {
-            tools_changed |= Self::refresh_app(slot);
+            tools_changed |= Self::refresh_app(slot, self.app_failed.is_some());
         }
         #[cfg(debug_assertions)]
         if !self.render_all {
-            self.check_recorded_changes();
+            let (changed, tools) = self.check_recorded_changes();
+            windows_changed |= changed;
+            tools_changed |= tools;
         }
         if topology {
             self.operable =
@@ -445,45 +530,75 @@ impl Ui {
 
     /// Debug builds: every window not re-rendered in this commit must still render what it
     /// published and offer the same actions, or it changed through a path the model did not
-    /// record (see [which windows are re-rendered](Ui#which-windows-are-re-rendered)).
+    /// record (see [which windows are re-rendered](Ui#which-windows-are-re-rendered)). Such a
+    /// window is marked failed with a message naming what its author must declare (the message
+    /// every agent call to it then gets, see [`Ui::failure`]) and re-rendered, so what is
+    /// published stays true; likewise the app-level action set. Returns (content changed,
+    /// tools changed), as [`Ui::commit`] counts them.
     #[cfg(debug_assertions)]
-    fn check_recorded_changes(&self) {
-        for e in self.windows.iter().filter(|e| !e.shared_state) {
+    fn check_recorded_changes(&mut self) -> (bool, bool) {
+        let mut changed = (false, false);
+        for e in self.windows.iter_mut().filter(|e| !e.shared_state) {
             let Some(w) = e.window.as_ref() else { continue };
             let Ok(fresh) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.render())) else { continue };
-            let fresh = one_line_title_and_summary(fresh);
+            let fresh = with_failure(one_line_title_and_summary(fresh), e.failed.as_deref());
             let old = &e.published.state;
-            let available: Vec<&str> =
-                e.spec.actions.iter().filter(|a| w.available(&a.name)).map(|a| a.name.as_str()).collect();
-            let listed: Vec<&str> = e.tools.iter().map(|t| t.action.name.as_str()).collect();
-            if fresh.title != old.title
-                || fresh.summary != old.summary
-                || fresh.blocks != old.blocks
-                || available != listed
-            {
-                panic!(
-                    "bridge: window '{}' ({}) changed without an operation on it (its render or available actions \
-                     differ from what was published). A window that reads state outside its own value must be \
-                     declared #[bridge_window(shared_state)], or the host must call Ui::refresh_all() after changing \
-                     that state (see the Ui docs, 'Which windows are re-rendered')",
-                    e.handle, e.spec.meta.type_name
+            let available = e.spec.actions.iter().filter(|a| e.failed.is_none() && w.available(&a.name));
+            let unchanged = fresh.title == old.title
+                && fresh.summary == old.summary
+                && fresh.blocks == old.blocks
+                && available.map(|a| a.name.as_str()).eq(e.tools.iter().map(|t| t.action.name.as_str()));
+            if !unchanged {
+                let why = format!(
+                    "Window '{}' changed without an operation on it: its type `{}` reads state outside its own \
+                     value. Its author must declare #[bridge_window(shared_state)] on `{}` (or the host must call \
+                     Ui::refresh_all() after changing that state). Debug builds check this; agents cannot operate \
+                     this window until the host clears the mark",
+                    e.handle, e.spec.meta.type_name, e.spec.meta.type_name
                 );
+                tracing::error!("bridge: {why}");
+                e.failed = Some(why);
+                let (content, tools) = Self::refresh(e);
+                changed.0 |= content;
+                changed.1 |= tools && e.operable;
             }
         }
-        if let Some(slot) = &self.app {
+        if let Some(slot) = &mut self.app
+            && self.app_failed.is_none()
+        {
             let available: Vec<&str> =
                 slot.spec.actions.iter().filter(|a| slot.actions.available(&a.name)).map(|a| a.name.as_str()).collect();
             let listed: Vec<&str> = slot.tools.iter().map(|t| t.action.name.as_str()).collect();
-            assert!(
-                available == listed,
-                "bridge: the app-level actions available changed without an app-level operation; call \
-                 Ui::refresh_all() after changing the state they read"
-            );
+            if available != listed {
+                let why = "The app-level actions available changed without an app-level operation: the host must \
+                           call Ui::refresh_all() after changing the state they read. Debug builds check this; \
+                           agents cannot use the app-level actions until the host clears the mark";
+                tracing::error!("bridge: {why}");
+                self.app_failed = Some(why.to_owned());
+                changed.1 |= Self::refresh_app(slot, true);
+            }
         }
+        changed
     }
 
     /// Internal ids of open windows, for diagnostics.
     pub fn internal_id(&self, id: &str) -> Option<&str> {
         self.index_of(id).and_then(|i| self.windows[i].internal_id.as_deref())
     }
+}
+
+/// The failure mark of a host edit that panicked ([`Ui::edit`]).
+const EDIT_FAILED: &str = "An edit of this window failed inside the app and may have partly applied. Agents cannot \
+                           operate it until the user has reviewed it";
+
+/// `rendered` with the failure notice of a window marked failed (see [`Ui::failure`]) last.
+fn with_failure(mut rendered: Rendered, failed: Option<&str>) -> Rendered {
+    if let Some(why) = failed {
+        rendered.blocks.push(crate::model::Block::Notice {
+            id: None,
+            severity: crate::model::Severity::Error,
+            text: why.to_owned(),
+        });
+    }
+    rendered
 }

@@ -46,6 +46,7 @@ pub mod apps;
 mod companion;
 #[cfg(feature = "http")]
 mod http;
+mod log;
 mod mapping;
 pub(crate) mod notify;
 mod server;
@@ -57,6 +58,7 @@ pub use companion::CompanionTools;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_http_on, serve_http_on_with};
+pub use log::loggable;
 pub use mapping::WINDOWS_URI;
 #[cfg(feature = "testing")]
 pub(crate) use mapping::to_call_tool_result;

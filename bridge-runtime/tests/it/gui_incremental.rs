@@ -296,12 +296,16 @@ fn shared_state_windows_follow_every_operation() {
     assert_eq!(app.version("w-1"), 1);
 }
 
-/// A window that reads shared state without declaring it breaks the contract; debug builds say
-/// so at once, naming the window, instead of publishing a stale version.
+/// A window that reads shared state without declaring it breaks the contract (GB-4.2-8: its
+/// version would not move). Debug builds catch it at the commit that reveals it: the operation
+/// that changed the shared state succeeds as it did, the window is re-rendered (so what is
+/// published stays true) and marked failed, and an agent's call to it gets
+/// `action_not_available` saying what its author must declare, `#[bridge_window(shared_state)]`
+/// on the named type. (Old main: a panic in the commit, every later call failed with "failed
+/// inside the app", and only stderr said why.)
 #[cfg(debug_assertions)]
 #[test]
-#[should_panic(expected = "changed without an operation on it")]
-fn an_undeclared_shared_read_is_caught_in_debug_builds() {
+fn an_undeclared_shared_read_is_caught_in_debug_builds_and_named_in_the_error() {
     #[bridge_window(title = "Sneaky", summary = sneaky_summary)]
     pub struct Sneaky {
         #[bridge(skip)]
@@ -313,14 +317,27 @@ fn an_undeclared_shared_read_is_caught_in_debug_builds() {
         }
     }
     #[bridge_actions]
-    impl Sneaky {}
+    impl Sneaky {
+        /// Bring it to the front.
+        #[bridge_action(idempotent)]
+        pub fn focus(&mut self) {}
+    }
 
     let ticks = Arc::new(AtomicU32::new(0));
     let shared = ticks.clone();
     let builder = Bridge::builder("sneaky", "1").app(App { ticks: ticks.clone(), opened: 0 }).window::<Sneaky>();
-    let (_bridge, mut owner) = builder.build();
-    owner.ui().open(Sneaky { ticks: shared }, OpenOptions::window());
-    let _ = owner.ui().call_tool("app__tick", serde_json::Map::new(), false);
+    let (bridge, mut owner) = builder.build();
+    let id = owner.ui().open(Sneaky { ticks: shared }, OpenOptions::window());
+    owner.ui().call_tool(&format!("{id}__focus"), serde_json::Map::new(), false).expect("fine before");
+    owner.ui().call_tool("app__tick", serde_json::Map::new(), false).expect("the tick itself took effect");
+    assert_eq!(bridge.published().window(&id).unwrap().summary.as_deref(), Some("1 ticks"), "re-rendered");
+
+    let err = owner.ui().call_tool(&format!("{id}__focus"), serde_json::Map::new(), false).unwrap_err();
+    assert_eq!(err.code, bridge_runtime::ErrorCode::ActionNotAvailable);
+    assert!(err.message.contains("#[bridge_window(shared_state)]"), "{}", err.message);
+    assert!(err.message.contains("`Sneaky`"), "{}", err.message);
+    assert!(owner.ui().clear_failure(&id), "the host clears the mark");
+    owner.ui().call_tool(&format!("{id}__focus"), serde_json::Map::new(), false).expect("callable again");
 }
 
 /// The host's `refresh_all` picks up shared state changed between operations (GB-4.2-8).

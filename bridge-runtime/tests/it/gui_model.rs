@@ -497,21 +497,139 @@ fn expected_version_cannot_be_bypassed() {
     }
 }
 
-// GB-10.1-3 and "bad input never kills the server": a panicking action becomes an error, its
-// partial change is still versioned, and the owner keeps serving.
+// GB-10.1-3, GB-7.4-6, GB-7.4-7: a panicking action does not stop the UI, and its error never
+// hides the change it left behind. The window stays open, re-rendered with its partial change and
+// an error notice, marked failed: the panicking call says the action may have partly applied
+// (`action_not_available`, never `action_timeout`, which means "no effect"), every later agent
+// call to the window is refused the same way and its tools are hidden, until the host clears the
+// mark. (Old main: "was aborted", and the next agent call ran as if nothing had happened.)
 #[tokio::test]
-async fn a_panicking_action_does_not_stop_the_ui() {
+async fn a_panicking_action_marks_its_window_failed_until_the_host_clears_it() {
     let bridge = Bridge::builder("t", "0").window::<Doc>().spawn_headless(|ui| {
         ui.open(Doc::new("A"), OpenOptions::window().with_id("A"));
     });
     let v = bridge.published().snapshot().windows[0].version;
-    let out = bridge.call_tool("A__explode", Map::new()).await;
-    assert_eq!(out.result.unwrap_err().code, ErrorCode::ActionNotAvailable);
-    assert_eq!(bridge.published().snapshot().windows[0].version, v + 1, "the partial change is visible");
-    bridge.call_tool("A__set_text", args(json!({"text": "still alive"}))).await.result.unwrap();
-    let panicked = bridge.run(|_| panic!("host bug")).await;
-    assert!(panicked.is_err());
-    bridge.call_tool("A__peek", Map::new()).await.result.unwrap();
+    let err = bridge.call_tool("A__explode", Map::new()).await.result.unwrap_err();
+    assert_eq!(err.code, ErrorCode::ActionNotAvailable);
+    assert!(err.message.contains("may have partly applied"), "{}", err.message);
+    assert!(err.message.contains("Do not retry"), "{}", err.message);
+
+    let published = bridge.published();
+    let w = &published.snapshot().windows[0];
+    assert_eq!(w.version, v + 1, "the partial change is visible");
+    assert_eq!(w.blocks[0], Block::Text { id: Some("body".into()), text: "half-done".into() });
+    let Some(Block::Notice { severity, text, .. }) = w.blocks.last() else { panic!("no notice: {:?}", w.blocks) };
+    assert_eq!(*severity, bridge_runtime::Severity::Error);
+    assert!(text.contains("may have partly applied"), "{text}");
+    assert!(published.tools.iter().all(|t| !t.name.starts_with("A__")), "a failed window lists no tools");
+
+    let refused = bridge.call_tool("A__set_text", args(json!({"text": "again"}))).await.result.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ActionNotAvailable);
+    assert!(refused.message.contains("may have partly applied"), "{}", refused.message);
+    // The user (host) still operates it, and a host closure that panics leaves the owner serving.
+    let by_user = bridge.run(|ui| ui.call_tool("A__peek", Map::new(), true)).await.unwrap();
+    assert_eq!(by_user.unwrap().result, Some(json!({"text": "half-done"})));
+    assert!(bridge.run(|_| panic!("host bug")).await.is_err());
+
+    let why = bridge.run(|ui| ui.failure("A").map(str::to_owned)).await.unwrap();
+    assert!(why.is_some_and(|w| w.contains("'explode' failed")));
+    assert!(bridge.run(|ui| ui.clear_failure("A")).await.unwrap(), "the host clears the mark");
+    assert!(!bridge.run(|ui| ui.clear_failure("A")).await.unwrap(), "only once");
+    let published = bridge.published();
+    let w = &published.snapshot().windows[0];
+    assert!(!w.blocks.iter().any(|b| matches!(b, Block::Notice { .. })), "the notice is gone");
+    assert!(bridge.published().tools.iter().any(|t| t.name == "A__set_text"), "its tools are back");
+    bridge.call_tool("A__set_text", args(json!({"text": "fixed"}))).await.result.unwrap();
+    assert_eq!(bridge.call_tool("A__peek", Map::new()).await.result.unwrap().result, Some(json!({"text": "fixed"})));
+}
+
+// GB-10.1-3, GB-7.4-6: a panic in a host edit (`Ui::edit`) leaves the window open with what the
+// edit changed, re-rendered with a notice and marked failed; the panic reaches the host. (Old
+// main: the window's value was lost and every later call to it panicked.)
+#[test]
+fn a_panicking_host_edit_leaves_the_window_open_and_marked_failed() {
+    let (bridge, mut o) = owner();
+    let ui = o.ui();
+    ui.open(Doc::new("A"), OpenOptions::window().with_id("A"));
+    let v = bridge.published().snapshot().windows[0].version;
+    let edit = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ui.edit::<Doc, ()>("A", |doc, cx| {
+            doc.text = "partial".into();
+            cx.open_modal(Doc::new("never opened"));
+            panic!("bug in the host's edit");
+        })
+    }));
+    assert!(edit.is_err(), "the host sees its own panic");
+    assert_eq!(ui.window::<Doc>("A").map(|d| d.text.as_str()), Some("partial"));
+    let published = bridge.published();
+    assert_eq!(published.snapshot().windows.len(), 1, "what the edit asked to open was left alone");
+    let w = &published.snapshot().windows[0];
+    assert_eq!(w.version, v + 1);
+    assert!(matches!(w.blocks.last(), Some(Block::Notice { text, .. }) if text.contains("may have partly applied")));
+
+    let err = ui.call_tool("A__peek", Map::new(), false).unwrap_err();
+    assert_eq!(err.code, ErrorCode::ActionNotAvailable);
+    assert!(err.message.contains("may have partly applied"), "{}", err.message);
+    assert!(ui.failure("A").is_some());
+    assert!(ui.clear_failure("A"));
+    assert_eq!(ui.call_tool("A__peek", Map::new(), false).unwrap().result, Some(json!({"text": "partial"})));
+    assert_eq!(ui.edit::<Doc, usize>("A", |d, _| d.text.len()), Some(7), "later edits work");
+}
+
+// GB-7.4-7, GB-10.1-3: the queue to the UI thread is bounded. With two calls queued, a third is
+// refused at once with `action_timeout` (it took no effect) saying the app is busy; the queued
+// two run in arrival order and nothing of the third ever applies. (Old main: the queue grew
+// without bound and every call was accepted.)
+#[tokio::test]
+async fn a_flood_past_the_queue_bound_is_refused_as_busy() {
+    use futures::FutureExt;
+    let (bridge, mut o) = Bridge::builder("t", "0").window::<Doc>().max_queued_calls(2).build();
+    o.ui().open(Doc::new("A"), OpenOptions::window().with_id("A"));
+    let v = bridge.published().snapshot().windows[0].version;
+    let set = |text: &str| bridge.call_tool("A__set_text", args(json!({ "text": text })));
+    // Queued, not yet run: the owner has not drained.
+    assert!(set("one").now_or_never().is_none());
+    assert!(set("two").now_or_never().is_none());
+    let refused = set("three").now_or_never().expect("refused at once").result.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ActionTimeout);
+    assert!(refused.message.contains("busy") && refused.message.contains("did not take effect"), "{}", refused.message);
+    assert_eq!(o.drain(), 2);
+    assert_eq!(o.ui().window::<Doc>("A").unwrap().text, "two");
+    assert_eq!(bridge.published().snapshot().windows[0].version, v + 2, "exactly the two queued calls applied");
+    // Room again.
+    assert!(set("four").now_or_never().is_none());
+    assert_eq!(o.drain(), 1);
+    assert_eq!(o.ui().window::<Doc>("A").unwrap().text, "four");
+}
+
+// The same bound on the headless owner, whose calls wait for its lock rather than in a queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_past_the_bound_is_refused_as_busy_headless() {
+    let bridge = Bridge::builder("t", "0").window::<Doc>().max_queued_calls(1).spawn_headless(|ui| {
+        ui.open(Doc::new("A"), OpenOptions::window().with_id("A"));
+    });
+    let (started_tx, started) = tokio::sync::oneshot::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let holder = bridge.clone();
+    let hold = tokio::spawn(async move {
+        holder
+            .run(move |_| {
+                let _ = started_tx.send(());
+                let _ = released.recv();
+            })
+            .await
+    });
+    started.await.unwrap();
+    let mut waiting = Box::pin(bridge.call_tool("A__set_text", args(json!({"text": "waited"}))));
+    assert!(futures::poll!(&mut waiting).is_pending(), "waits for the lock");
+    let refused = bridge.call_tool("A__set_text", args(json!({"text": "refused"}))).await.result.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ActionTimeout);
+    assert!(refused.message.contains("busy"), "{}", refused.message);
+    release.send(()).unwrap();
+    hold.await.unwrap().unwrap();
+    waiting.await.result.unwrap();
+    let peek = bridge.call_tool("A__peek", Map::new()).await.result.unwrap();
+    assert_eq!(peek.result, Some(json!({"text": "waited"})));
 }
 
 // GB-5.2-2, OQ-GB-13: an app id ending in `_` would make `{winId}__{action}` ambiguous, so it

@@ -29,6 +29,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use tracing_subscriber::prelude::*;
 
 /// The Order Editor, drawn with egui and served over MCP.
 #[derive(Parser, Debug)]
@@ -59,9 +60,12 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+    // rmcp's debug and trace events print whole messages, tool arguments and secrets included:
+    // `mcp::loggable` keeps them out whatever RUST_LOG says.
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
         .init();
     if let Some(frames) = args.bench_frames {
         bench::frames(frames, args.rows, args.bench_only.as_deref());

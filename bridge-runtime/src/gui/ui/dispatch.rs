@@ -48,6 +48,8 @@ struct Checked<'a> {
     live: &'a dyn AnyActions,
     /// The window's `version`; `None` for the app, which has none (OQ-GB-12).
     version: Option<i64>,
+    /// Why it is marked failed ([`Ui::failure`]), if it is.
+    failed: Option<&'a str>,
 }
 
 impl Ui {
@@ -118,7 +120,7 @@ impl Ui {
             },
             ToolName::Companion { .. } => return Err(no_such_tool(&tool.to_string())),
         };
-        self.checked(subject).check(action, &mut args)?;
+        self.checked(subject).check(action, &mut args, by_user)?;
 
         let window_id = match subject {
             Subject::App => None,
@@ -140,6 +142,32 @@ impl Ui {
             }
         };
         let (ops, opened, message) = (std::mem::take(&mut cx.ops), std::mem::take(&mut cx.opened), cx.message.take());
+        let Some(outcome) = outcome else {
+            // The windows it asked to open or close are left alone; what it changed in its own
+            // value stays, so its window is marked failed and re-rendered with a notice.
+            let owner = match subject {
+                Subject::App => "the app-level actions".to_owned(),
+                Subject::Window(i) => format!("window '{}'", self.windows[i].handle),
+            };
+            self.mark_failed(
+                match subject {
+                    Subject::App => None,
+                    Subject::Window(i) => Some(i),
+                },
+                format!(
+                    "'{action}' failed inside the app and may have partly applied. Agents cannot operate {owner} \
+                     until the user has reviewed it"
+                ),
+            );
+            return Err(ToolError::new(
+                ErrorCode::ActionNotAvailable,
+                format!(
+                    "'{action}' failed inside the app and may have partly applied: what it changed before failing \
+                     stays. Do not retry it: {owner} is marked failed and refuses agent calls until the user has \
+                     reviewed it; re-read app://windows"
+                ),
+            ));
+        };
         let result = outcome.map_err(ToolError::from)?;
         Ok(self.finish(ops, opened, message, result))
     }
@@ -156,6 +184,7 @@ impl Ui {
                     actions: &slot.spec.actions,
                     live: slot.actions.as_ref(),
                     version: None,
+                    failed: self.app_failed.as_deref(),
                 }
             }
             Subject::Window(i) => {
@@ -167,6 +196,7 @@ impl Ui {
                     actions: &e.spec.actions,
                     live: e.window.as_deref().expect("window present outside invoke"),
                     version: Some(e.published.state.version),
+                    failed: e.failed.as_deref(),
                 }
             }
         }
@@ -189,8 +219,9 @@ impl Checked<'_> {
     /// The GB-7.2 checks after the subject was found, in OQ-GB-21 order: `blocked_by_modal` →
     /// `action_not_available` (unknown, then unavailable) → `stale_state` → `validation_failed`.
     /// Leaves `args` as the action reads them: nulls for optional parameters dropped, and a
-    /// window's `expectedVersion` removed.
-    fn check(&self, action: &str, args: &mut Map<String, Value>) -> Result<(), ToolError> {
+    /// window's `expectedVersion` removed. A subject marked failed ([`Ui::failure`]) makes every
+    /// action unavailable to the agent (not to the user, `by_user`).
+    fn check(&self, action: &str, args: &mut Map<String, Value>, by_user: bool) -> Result<(), ToolError> {
         if !self.operable {
             let message = match self.id {
                 Some(id) => {
@@ -204,6 +235,9 @@ impl Checked<'_> {
         let Some(spec) = self.actions.iter().find(|a| a.name == action) else {
             return Err(ToolError::new(ErrorCode::ActionNotAvailable, format!("'{owner}' has no action '{action}'")));
         };
+        if let Some(why) = self.failed.filter(|_| !by_user) {
+            return Err(ToolError::new(ErrorCode::ActionNotAvailable, format!("'{action}' is not available: {why}")));
+        }
         if !self.live.available(action) {
             let message = match self.id {
                 Some(_) => format!("'{action}' is not available in '{owner}' right now"),
@@ -245,16 +279,17 @@ fn check_expected_version(expected: &Value, current: i64) -> Result<(), ToolErro
     if n == current { Ok(()) } else { Err(ToolError::stale_state(n, current)) }
 }
 
-/// Runs an app action, turning a panic inside it into an error instead of killing the UI
-/// owner thread. The window's state may be partly changed; the commit that follows re-renders
-/// it, so versions and notifications stay truthful.
-fn guarded(action: &str, f: impl FnOnce() -> Result<Option<Value>, ActionError>) -> Result<Option<Value>, ActionError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
-        tracing::error!(action, "action panicked");
-        Err(ActionError::not_available(format!(
-            "'{action}' failed inside the app and was aborted; re-read app://windows before retrying"
-        )))
-    })
+/// Runs an app action, catching a panic inside it instead of killing the UI owner thread:
+/// `Err(())` when it panicked. The state it changed before panicking stays; the caller marks
+/// its window failed, and the commit that follows re-renders it, so versions and
+/// notifications stay truthful. `None` when it panicked.
+fn guarded(
+    action: &str,
+    f: impl FnOnce() -> Result<Option<Value>, ActionError>,
+) -> Option<Result<Option<Value>, ActionError>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .inspect_err(|_| tracing::error!(action, "action panicked; its window is marked failed"))
+        .ok()
 }
 
 /// `validation_failed` with a problem per bad field (GB-7.3-1), at most
