@@ -1253,3 +1253,37 @@ async fn animations_still_have_request_states() {
     let s = f.engine.call(&a, "requests.cancel", json!({"requestId": id})).await.unwrap();
     assert_eq!((s["state"].as_str(), s["terminalReason"].as_str()), (Some("cancelled"), Some("client_cancelled")));
 }
+
+// CP-4-8, CP-4-19, OQ-CP-8: one client cannot fill the record store and lock every other client
+// out for the retention period: past its share (`maxRecordsPerClient`, published by
+// runtime.describe) it gets QUEUE_FULL, its stored results stay, and another client still
+// creates. (Old main had only the global cap: client A took all of it and B got QUEUE_FULL.)
+#[tokio::test(start_paused = true)]
+async fn one_client_cannot_take_every_record() {
+    let config = EngineConfig {
+        max_active_per_client: 2,
+        max_active_total: 4,
+        max_records: 6,
+        max_records_per_client: 3,
+        ..EngineConfig::default()
+    };
+    let f = start_with(config, SqliteStore::in_memory().unwrap());
+    let (a, b) = (agent("a"), agent("b"));
+    let d = f.engine.call(&a, "runtime.describe", json!({})).await.unwrap();
+    assert_eq!(d["limits"]["maxRecordsPerClient"], 3);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let id = id_of(&create(&f.engine, &a, create_body("notice.show", json!({"text": "x"}), 5_000)).await);
+        f.engine.call(&a, "requests.cancel", json!({"requestId": id})).await.unwrap();
+        ids.push(id);
+    }
+    let e = create_err(&f.engine, &a, create_body("notice.show", json!({"text": "x"}), 5_000)).await;
+    assert_eq!(e.code, ErrorCode::QueueFull);
+    assert_eq!(e.data()["limit"], "maxRecordsPerClient");
+    assert!(e.retryable());
+    for id in &ids {
+        assert_eq!(state(&get(&f.engine, &a, id).await.unwrap()), "cancelled", "nothing evicted");
+    }
+    let other = create(&f.engine, &b, create_body("notice.show", json!({"text": "y"}), 5_000)).await;
+    assert!(other["requestId"].is_string(), "another client still creates");
+}
