@@ -657,6 +657,12 @@ async fn revocation_drops_connections_and_cancels_requests() {
         .await;
 
     assert!(h.auth.revoke(&h.engine, &creds.client_id).unwrap());
+    // The connection says why it ends (old main only closed it: the CLI reported a retryable
+    // CONNECTION_FAILED).
+    let r = a.recv().await;
+    assert_eq!(r["id"], Value::Null, "{r}");
+    assert_eq!(code(&r["error"]), "UNAUTHENTICATED", "{r}");
+    assert_eq!(r["error"]["data"]["retryable"], false);
     a.expect_closed().await;
     loop {
         if let PresenterEvent::Hide { request_id, why } = h.next_event().await

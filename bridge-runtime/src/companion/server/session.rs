@@ -43,7 +43,8 @@ struct Session {
     auth_deadline: Instant,
     /// Until authenticated: the connection's place among the unauthenticated ones.
     unauthenticated: Option<OwnedSemaphorePermit>,
-    kill: CancellationToken,
+    /// Cancelled when the client's key is revoked (CP-4-22): the connection says so, then closes.
+    revoked: CancellationToken,
     _registration: Option<Registration>,
 }
 
@@ -93,9 +94,10 @@ pub(super) async fn connection<R, W>(
         failures: 0,
         auth_deadline: Instant::now() + shared.config.auth_deadline,
         unauthenticated: peer.unauthenticated,
-        kill: kill.clone(),
+        revoked: CancellationToken::new(),
         _registration: None,
     };
+    let revoked = session.revoked.clone();
     let in_flight = Arc::new(Semaphore::new(shared.config.max_in_flight_per_connection.max(1)));
     let mut tasks = JoinSet::new();
     let mut buf = Vec::new();
@@ -114,6 +116,7 @@ pub(super) async fn connection<R, W>(
         let deadline = (Instant::now() + shared.config.auth_timeout).min(session.auth_deadline);
         let line = tokio::select! {
             _ = kill.cancelled() => break,
+            _ = revoked.cancelled() => break,
             r = async {
                 if authenticated { Ok(read.await) } else { tokio::time::timeout_at(deadline, read).await }
             } => r,
@@ -147,6 +150,7 @@ pub(super) async fn connection<R, W>(
         }
         let next = tokio::select! {
             _ = kill.cancelled() => break,
+            _ = revoked.cancelled() => break,
             n = handle(&shared, &mut session, &bytes, &tx, &in_flight, &mut tasks) => n,
         };
         if let Next::Close = next {
@@ -157,6 +161,17 @@ pub(super) async fn connection<R, W>(
         tasks.abort_all();
         writer.abort();
         tracing::debug!(conn_id, "companion: connection closed by the server");
+        return;
+    }
+    if revoked.is_cancelled() {
+        // Calls in flight get no answer; the client learns why the connection ends (a
+        // connection-level error, `id: null`), not merely that it broke.
+        tasks.abort_all();
+        let err = CompanionError::new(ErrorCode::Unauthenticated, "The client's key was revoked");
+        let _ = tx.send(line_of(&jsonrpc::failure(Value::Null, err.to_jsonrpc()))).await;
+        drop(tx);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
+        tracing::debug!(conn_id, "companion: connection closed: key revoked");
         return;
     }
     // End of input (or a final error): finish what is running, answer it, then close.
@@ -355,7 +370,7 @@ fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Resul
     }
     let (client_id, key) = session_params(params)?;
     let (identity, registration) =
-        shared.auth.authenticate_connection(client_id, key, session.conn_id, session.kill.clone())?;
+        shared.auth.authenticate_connection(client_id, key, session.conn_id, session.revoked.clone())?;
     tracing::debug!(conn_id = session.conn_id, client_id = %identity.id, "companion: connection authenticated");
     let result = SessionResult {
         client_id: identity.id.clone(),
