@@ -104,6 +104,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         AuthConfig::default(),
     )?;
 
+    // Listening before the socket is announced: a client started at once finds it.
+    let listener = server::bind_private(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
     println!("Desk companion: Robo is on your desk. Clients connect to {}", socket.display());
     println!(
         "Pair a client with: companion pair --name NAME --scopes discover,notify,interact --profile NAME --socket {}",
@@ -114,10 +116,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let console = tokio::spawn(console(rx, engine.clone(), auth.clone()));
     tokio::select! {
-        served = server::serve_unix(engine, auth, &socket) => served?,
+        () = server::serve_listener(engine, auth, listener) => {}
         _ = tokio::signal::ctrl_c() => println!("\nBye."),
         _ = console => println!("Bye."),
     }
+    let _ = std::fs::remove_file(&socket);
     Ok(())
 }
 

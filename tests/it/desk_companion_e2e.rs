@@ -64,7 +64,7 @@ fn start_companion(tag: &str) -> (PathBuf, Companion) {
     let dir = std::env::temp_dir().join(format!("desk-e2e-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let child = Command::new(bin_dir().join("examples/desk_companion"))
+    let mut child = Command::new(bin_dir().join("examples/desk_companion"))
         .arg("--socket")
         .arg(dir.join("run/companion.sock"))
         .arg("--data")
@@ -74,7 +74,6 @@ fn start_companion(tag: &str) -> (PathBuf, Companion) {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("start the desk_companion example: `cargo build --workspace --bins --examples` first (./test.sh does)");
-    let mut child = child;
     let (tx, lines) = mpsc::channel();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
@@ -91,7 +90,10 @@ fn start_companion(tag: &str) -> (PathBuf, Companion) {
 fn pair_in_background(dir: &std::path::Path, name: &str, profile: &str) -> std::thread::JoinHandle<(i32, Value)> {
     let (dir, name, profile) = (dir.to_owned(), name.to_owned(), profile.to_owned());
     std::thread::spawn(move || {
-        cli(&dir, &["--json", "pair", "--name", &name, "--scopes", "discover,notify,interact", "--profile", &profile])
+        cli(
+            &dir,
+            &["--json", "pair", "--name", &name, "--scopes", "discover,notify,interact,animate", "--profile", &profile],
+        )
     })
 }
 
@@ -138,46 +140,10 @@ fn an_answer_meant_for_a_question_never_approves_a_pairing() {
 
 #[test]
 fn pair_create_answer_wait() {
-    let dir = std::env::temp_dir().join(format!("desk-e2e-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut child = Command::new(bin_dir().join("examples/desk_companion"))
-        .arg("--socket")
-        .arg(dir.join("run/companion.sock"))
-        .arg("--data")
-        .arg(dir.join("data"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start the desk_companion example: `cargo build --workspace --bins --examples` first (./test.sh does)");
-    let (tx, lines) = mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut companion = Companion { child, lines };
-    companion.expect_line("Type /help");
+    let (dir, mut companion) = start_companion("walk");
 
     // Pairing waits for the person at the companion's terminal.
-    let pair_dir = dir.clone();
-    let pairing = std::thread::spawn(move || {
-        cli(
-            &pair_dir,
-            &[
-                "--json",
-                "pair",
-                "--name",
-                "Build bot",
-                "--scopes",
-                "discover,notify,interact,animate",
-                "--profile",
-                "bot",
-            ],
-        )
-    });
+    let pairing = pair_in_background(&dir, "Build bot", "bot");
     // CP-4-17: retention is explained before the user approves the pairing.
     let prompt = companion.expect_line("asks to pair");
     assert!(prompt.contains("kept at least 24 hours"), "{prompt}");

@@ -9,7 +9,9 @@
 //!    which asks the user (self-reported name, requested scopes, the peer's process id) — nothing
 //!    is ever approved from the name alone. Only one pairing request waits at a time (another →
 //!    `RATE_LIMITED`); no decision within [`AuthConfig::pairing_timeout`] → `FORBIDDEN`, as is a
-//!    denial. On approval the runtime generates a client id (`cl_` + 32 hex digits) and a key
+//!    denial. After a pairing that was not approved the next one waits
+//!    ([`AuthConfig::pairing_backoff`], growing); a request whose connection closes is withdrawn
+//!    ([`PairingReply::is_withdrawn`]) and can no longer be approved. On approval the runtime generates a client id (`cl_` + 32 hex digits) and a key
 //!    (`ck_` + 64 hex digits: 256 bits from the OS CSPRNG, CP-5-3), stores only the key's SHA-256
 //!    with the name, the label the user confirmed (the source label shown with every request,
 //!    CP-4-7) and the granted scopes (CP-5-4), and returns `{"clientId", "key", "scopes",
@@ -22,9 +24,10 @@
 //!    [`super::server::ServerConfig`]). Credentials are never logged or echoed.
 //! 4. **Scopes (CP-5-6, CP-5-7).** The engine checks scopes per method and capability
 //!    (`FORBIDDEN` with `requiredScopes`); ownership applies whatever the scopes.
-//! 5. **Revocation (CP-4-22).** [`Auth::revoke`] deletes the verification material, closes
-//!    every live connection of that client and tells the engine, which cancels the client's open
-//!    requests (`cancelled`/`key_revoked`) and purges their content.
+//! 5. **Revocation (CP-4-22).** [`Auth::revoke`] records the revocation, deletes the
+//!    verification material, tells every live connection of that client why and closes it, and
+//!    tells the engine, which cancels the client's open requests (`cancelled`/`key_revoked`) and
+//!    purges their content.
 //!
 //! Limits (CP-5-14): socket permissions and keys separate integrators from each other; they are
 //! no protection against code already running as the same user.

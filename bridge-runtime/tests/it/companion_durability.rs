@@ -29,10 +29,10 @@ impl StoreSync for TestSync {
     }
 }
 
-/// An in-memory store whose writes are durable only once synced.
+/// An in-memory store whose writes are durable only once `sync` synced them.
 struct Deferred {
     inner: SqliteStore,
-    sync: Arc<TestSync>,
+    sync: Arc<dyn StoreSync>,
 }
 
 impl Store for Deferred {
@@ -143,29 +143,6 @@ impl StoreSync for OverlapSync {
     }
 }
 
-struct OverlapStore {
-    inner: SqliteStore,
-    sync: Arc<OverlapSync>,
-}
-
-impl Store for OverlapStore {
-    fn load(&mut self) -> Result<Loaded, StoreError> {
-        self.inner.load()
-    }
-    fn save(&mut self, rows: &[StoredRequest]) -> Result<(), StoreError> {
-        self.inner.save(rows)
-    }
-    fn bury(&mut self, tombstones: &[Tombstone]) -> Result<(), StoreError> {
-        self.inner.bury(tombstones)
-    }
-    fn forget_tombstones_before(&mut self, cutoff_ms: i64) -> Result<(), StoreError> {
-        self.inner.forget_tombstones_before(cutoff_ms)
-    }
-    fn deferred_sync(&mut self) -> Option<Arc<dyn StoreSync>> {
-        Some(self.sync.clone())
-    }
-}
-
 async fn until(what: &str, cond: impl Fn() -> bool) {
     tokio::time::timeout(Duration::from_secs(20), async {
         while !cond() {
@@ -176,16 +153,14 @@ async fn until(what: &str, cond: impl Fn() -> bool) {
     .unwrap_or_else(|_| panic!("never: {what}"));
 }
 
-// CP-4-20: a write is confirmed only when a sync that started after it succeeded and no sync that
-// started after it failed. Sync A covers create 1 and hangs; create 2 starts sync B, which
-// succeeds; then A fails (fsyncgate: the write-back error went to A, so B's success proves
-// nothing). Neither create may be confirmed, and the runtime says it is unhealthy. (Old main
-// confirmed create 2, and with it create 1, as soon as B returned.)
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_overlapping_failed_sync_confirms_nothing() {
+type Create = tokio::task::JoinHandle<Result<serde_json::Value, bridge_runtime::companion::CompanionError>>;
+
+/// Create 1 starts sync A, which hangs; create 2 (of another client) starts sync B, which has
+/// returned `Ok` when this returns. Sending on the channel lets A fail.
+async fn overlapped() -> (Fixture, std::sync::mpsc::Sender<()>, Create, Create) {
     let (release, rx) = std::sync::mpsc::channel();
     let sync = Arc::new(OverlapSync { release: std::sync::Mutex::new(Some(rx)), ..OverlapSync::default() });
-    let store = OverlapStore { inner: SqliteStore::in_memory().unwrap(), sync: sync.clone() };
+    let store = Deferred { inner: SqliteStore::in_memory().unwrap(), sync: sync.clone() };
     let f = start_with(EngineConfig::default(), store);
     let body = || create_body("interaction.choose", choose_params(), 30_000);
     let (e1, e2) = (f.engine.clone(), f.engine.clone());
@@ -193,6 +168,17 @@ async fn an_overlapping_failed_sync_confirms_nothing() {
     until("sync A started", || sync.entered.load(Ordering::SeqCst) == 2).await;
     let second = tokio::spawn(async move { e2.call(&agent("b"), "requests.create", body()).await });
     until("sync B returned", || sync.returned.load(Ordering::SeqCst) == 2).await;
+    (f, release, first, second)
+}
+
+// CP-4-20: a write is confirmed only when a sync that started after it succeeded and no sync that
+// started after it failed. Sync A covers create 1 and hangs; create 2 starts sync B, which
+// succeeds; then A fails (fsyncgate: the write-back error went to A, so B's success proves
+// nothing). Neither create may be confirmed, and the runtime says it is unhealthy. (Old main
+// confirmed create 2, and with it create 1, as soon as B returned.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overlapping_failed_sync_confirms_nothing() {
+    let (f, release, first, second) = overlapped().await;
     // Give a wrongly confirmed create every chance to come back before A ends.
     tokio::task::yield_now().await;
     assert!(!second.is_finished() || second.await.unwrap().is_err(), "create 2 was confirmed while sync A was running");
@@ -210,16 +196,7 @@ async fn an_overlapping_failed_sync_confirms_nothing() {
 // when A fails: create 2 gets INTERNAL_ERROR, never its snapshot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_covered_by_a_good_sync_and_a_failed_one_is_not_confirmed() {
-    let (release, rx) = std::sync::mpsc::channel();
-    let sync = Arc::new(OverlapSync { release: std::sync::Mutex::new(Some(rx)), ..OverlapSync::default() });
-    let store = OverlapStore { inner: SqliteStore::in_memory().unwrap(), sync: sync.clone() };
-    let f = start_with(EngineConfig::default(), store);
-    let body = || create_body("interaction.choose", choose_params(), 30_000);
-    let (e1, e2) = (f.engine.clone(), f.engine.clone());
-    let first = tokio::spawn(async move { e1.call(&agent("a"), "requests.create", body()).await });
-    until("sync A started", || sync.entered.load(Ordering::SeqCst) == 2).await;
-    let second = tokio::spawn(async move { e2.call(&agent("b"), "requests.create", body()).await });
-    until("sync B returned", || sync.returned.load(Ordering::SeqCst) == 2).await;
+    let (_f, release, first, second) = overlapped().await;
     release.send(()).unwrap();
     let (first, second) = (first.await.unwrap(), second.await.unwrap());
     assert_eq!(first.expect_err("create 1 is not confirmed").code, ErrorCode::InternalError);
