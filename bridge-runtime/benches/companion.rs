@@ -284,6 +284,7 @@ fn throughput_config() -> EngineConfig {
         max_active_per_client: 64,
         max_active_total: 512,
         max_records: 20_000,
+        max_records_per_client: 20_000,
         max_creates_per_minute: 10_000_000,
         ..EngineConfig::default()
     }

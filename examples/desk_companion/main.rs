@@ -6,18 +6,19 @@
 //! ```
 //!
 //! Bubbles, progress bars and questions appear here; answer questions by typing. Pairing
-//! requests from clients (`companion pair …`) must be approved here. Type `help` for the
-//! user's own controls (hide, pause, reduced motion, character, revoke).
+//! requests from clients (`companion pair …`) must be approved here, with `/approve N` (or
+//! refused with `/deny N`), never by a line that could be meant for a question. Type `help` for
+//! the user's own controls (hide, pause, reduced motion, character, revoke).
 
 mod caps;
 
 use bridge_runtime::companion::{
     Auth, AuthConfig, CredentialStore, Engine, HideReason, PairingApprover, PairingReply, PairingRequest, Presentation,
-    Presenter, SqliteStore, default_socket_path, ensure_private_dir, serve_unix,
+    Presenter, SqliteStore, bind_private, default_socket_path, ensure_private_dir, serve_listener,
 };
 use clap::Parser;
 use serde_json::{Value, json};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -79,8 +80,15 @@ async fn main() {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    ensure_private_dir(&args.data)?;
+    let private = |dir: &std::path::Path| {
+        ensure_private_dir(dir).map_err(|e| format!("cannot use {} as a private directory: {e}", dir.display()))
+    };
+    private(&args.data)?;
     let socket = args.socket.unwrap_or_else(default_socket_path);
+    // The socket's directory is checked before the socket is announced.
+    if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
+        private(dir)?;
+    }
     let (tx, rx) = unbounded_channel();
 
     // The one registry: the socket API, `rpc.discover` and the exported files all read it.
@@ -96,6 +104,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         AuthConfig::default(),
     )?;
 
+    // Listening before the socket is announced: a client started at once finds it.
+    let listener = bind_private(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
     println!("Desk companion: Robo is on your desk. Clients connect to {}", socket.display());
     println!(
         "Pair a client with: companion pair --name NAME --scopes discover,notify,interact --profile NAME --socket {}",
@@ -106,10 +116,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 
     let console = tokio::spawn(console(rx, engine.clone(), auth.clone()));
     tokio::select! {
-        served = serve_unix(engine, auth, &socket) => served?,
+        () = serve_listener(engine, auth, listener) => {}
         _ = tokio::signal::ctrl_c() => println!("\nBye."),
         _ = console => println!("Bye."),
     }
+    let _ = std::fs::remove_file(&socket);
     Ok(())
 }
 
@@ -133,17 +144,75 @@ fn spawn_stdin_reader(tx: UnboundedSender<Event>) {
     });
 }
 
-/// Something waiting for the user's next line.
+/// A client's question waiting for the user's next line.
 enum Prompt {
     Choice { request_id: String, options: Vec<(String, String)> },
     Text { request_id: String },
-    Pair { request: PairingRequest, reply: PairingReply },
+}
+
+/// Pairing requests waiting for the user, by the number the user types in `/approve N` or
+/// `/deny N`. They never share the input line with questions: a plain line only ever answers
+/// the open question, so an answer meant for a question (which its asker may end at any moment)
+/// can never approve a pairing.
+#[derive(Default)]
+struct Pairings {
+    next: u32,
+    waiting: BTreeMap<u32, (PairingRequest, PairingReply)>,
+}
+
+impl Pairings {
+    fn add(&mut self, request: PairingRequest, reply: PairingReply) {
+        self.next += 1;
+        let n = self.next;
+        let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
+        let pid = request.peer_pid.map(|p| format!(", process {p}")).unwrap_or_default();
+        println!(
+            "Pairing request {n}: a client calling itself \"{}\"{pid} asks to pair with scopes [{}]. Its requests and \
+             results are kept at least 24 hours, then deleted; `/revoke` undoes a pairing. Type /approve {n} to \
+             approve or /deny {n} to refuse.",
+            plain(&request.name),
+            scopes.join(", ")
+        );
+        self.waiting.insert(n, (request, reply));
+    }
+
+    /// Forgets requests whose client went away (the runtime withdrew them), saying so.
+    fn drop_withdrawn(&mut self) {
+        self.waiting.retain(|n, (_, reply)| {
+            let gone = reply.is_withdrawn();
+            if gone {
+                println!("  (pairing request {n} withdrawn: the client stopped waiting)");
+            }
+            !gone
+        });
+    }
+
+    /// `/approve N` or `/deny N`.
+    fn decide(&mut self, number: Option<&str>, approve: bool) {
+        let Some((n, (request, reply))) =
+            number.and_then(|n| n.parse::<u32>().ok()).and_then(|n| self.waiting.remove_entry(&n))
+        else {
+            let open: Vec<String> = self.waiting.keys().map(u32::to_string).collect();
+            println!("  No such pairing request; waiting: [{}]", open.join(", "));
+            return;
+        };
+        if !approve {
+            reply.deny();
+            println!("  refused pairing request {n}");
+        } else if reply.approve_as_requested(&request) {
+            println!("  paired \"{}\"", plain(&request.name));
+        } else {
+            println!("  too late: the client stopped waiting; nothing was paired");
+        }
+    }
 }
 
 /// The terminal: prints what the engine shows, feeds the user's answers back.
 async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
     let mut prompts: VecDeque<Prompt> = VecDeque::new();
+    let mut pairings = Pairings::default();
     while let Some(event) = rx.recv().await {
+        pairings.drop_withdrawn();
         match event {
             Event::Show(p) => show(&p, &engine, &mut prompts),
             Event::Update(p) => {
@@ -160,16 +229,11 @@ async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
                     ask_next(&prompts);
                 }
             }
-            Event::Pair(request, reply) => {
-                prompts.push_back(Prompt::Pair { request, reply });
-                if prompts.len() == 1 {
-                    ask_next(&prompts);
-                }
-            }
+            Event::Pair(request, reply) => pairings.add(request, reply),
             // `/command` is always the user's own control, even while a question is open, so a
             // client can never lock the user out by keeping questions on screen.
             Event::Line(line) if line.starts_with('/') && line != "/close" => {
-                if !command(&line[1..], &engine, &auth) {
+                if !command(&line[1..], &engine, &auth, &mut pairings) {
                     return;
                 }
                 ask_next(&prompts);
@@ -182,7 +246,7 @@ async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
                     ask_next(&prompts);
                 }
                 None => {
-                    if !command(&line, &engine, &auth) {
+                    if !command(&line, &engine, &auth, &mut pairings) {
                         return;
                     }
                 }
@@ -276,16 +340,6 @@ fn ask_next(prompts: &VecDeque<Prompt>) {
             println!("  {}   — type a number, or /close", list.join("  "));
         }
         Some(Prompt::Text { .. }) => println!("  type your answer, or /close"),
-        Some(Prompt::Pair { request, .. }) => {
-            let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
-            let pid = request.peer_pid.map(|p| format!(", process {p}")).unwrap_or_default();
-            println!(
-                "A client calling itself \"{}\"{pid} asks to pair with scopes [{}]. Its requests and results are kept \
-                 at least 24 hours, then deleted; `revoke` undoes a pairing. Approve? [y/N]",
-                plain(&request.name),
-                scopes.join(", ")
-            );
-        }
         None => {}
     }
 }
@@ -320,31 +374,21 @@ fn answer(prompt: Prompt, line: &str, engine: &Engine) -> Option<Prompt> {
             }
             None
         }
-        Prompt::Pair { request, reply } => {
-            if matches!(line.to_ascii_lowercase().as_str(), "y" | "yes") {
-                if reply.approve_as_requested(&request) {
-                    println!("  paired \"{}\"", plain(&request.name));
-                } else {
-                    println!("  too late: the client stopped waiting; nothing was paired");
-                }
-            } else {
-                reply.deny();
-                println!("  refused");
-            }
-            None
-        }
     }
 }
 
 /// The user's own controls. Returns false to quit.
-fn command(line: &str, engine: &Engine, auth: &Auth) -> bool {
+fn command(line: &str, engine: &Engine, auth: &Auth, pairings: &mut Pairings) -> bool {
     let mut words = line.split_whitespace();
     match (words.next(), words.next()) {
         (None, _) => {}
         (Some("help"), _) => println!(
-            "/hide | /show | /pause | /resume | /motion reduce|normal | /character robot|cat | /clients | /revoke CLIENT_ID | /quit \
+            "/approve N | /deny N | /hide | /show | /pause | /resume | /motion reduce|normal | /character robot|cat | /clients | \
+             /revoke CLIENT_ID | /quit \
              (the slash is optional when no question is open; /close closes the open question)"
         ),
+        (Some("approve"), n) => pairings.decide(n, true),
+        (Some("deny"), n) => pairings.decide(n, false),
         (Some("hide"), _) => {
             engine.set_visible(false);
             println!("Hidden: new requests are refused, open ones cancelled.");

@@ -59,9 +59,9 @@ fn cli(dir: &std::path::Path, args: &[&str]) -> (i32, Value) {
     (out.status.code().unwrap_or(-1), value)
 }
 
-#[test]
-fn pair_create_answer_wait() {
-    let dir = std::env::temp_dir().join(format!("desk-e2e-{}", std::process::id()));
+/// Starts the example in a fresh directory `desk-e2e-<pid>-<tag>` (socket, data, CLI config).
+fn start_companion(tag: &str) -> (PathBuf, Companion) {
+    let dir = std::env::temp_dir().join(format!("desk-e2e-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut child = Command::new(bin_dir().join("examples/desk_companion"))
@@ -81,30 +81,74 @@ fn pair_create_answer_wait() {
             let _ = tx.send(line);
         }
     });
-    let mut companion = Companion { child, lines };
+    let companion = Companion { child, lines };
     companion.expect_line("Type /help");
+    (dir, companion)
+}
+
+/// Runs `companion pair` for `name` (profile `profile`) on its own thread.
+fn pair_in_background(dir: &std::path::Path, name: &str, profile: &str) -> std::thread::JoinHandle<(i32, Value)> {
+    let (dir, name, profile) = (dir.to_owned(), name.to_owned(), profile.to_owned());
+    std::thread::spawn(move || {
+        cli(
+            &dir,
+            &["--json", "pair", "--name", &name, "--scopes", "discover,notify,interact,animate", "--profile", &profile],
+        )
+    })
+}
+
+// CP-5-11: the pairing prompt never shares the input line with a client's question. A client asks
+// a text question, asks to pair a second client, and withdraws the question just as the user
+// types "yes" as the answer: the "yes" must not approve the pairing (old main asked
+// "Approve? [y/N]" on the same line as the questions, so it did). Pairings are decided only by
+// `/approve N` / `/deny N`.
+#[test]
+fn an_answer_meant_for_a_question_never_approves_a_pairing() {
+    let (dir, mut companion) = start_companion("line");
+    let pairing = pair_in_background(&dir, "Build bot", "bot");
+    companion.expect_line("asks to pair");
+    companion.type_line("/approve 1");
+    let (code, paired) = pairing.join().unwrap();
+    assert_eq!(code, 0, "{paired}");
+
+    let question = dir.join("text.json");
+    std::fs::write(
+        &question,
+        r#"{"capability":"interaction.text","params":{"prompt":"Keep the nightly build? (yes/no)"},"timeoutMs":60000}"#,
+    )
+    .unwrap();
+    let (code, created) = cli(&dir, &["--json", "requests", "create", "--file", question.to_str().unwrap()]);
+    assert_eq!(code, 0, "{created}");
+    let id = created["requestId"].as_str().unwrap().to_owned();
+    companion.expect_line("type your answer");
+
+    let intruder = pair_in_background(&dir, "Intruder", "intruder");
+    let (code, cancelled) = cli(&dir, &["--json", "requests", "cancel", &id]);
+    assert_eq!(code, 0, "{cancelled}");
+    companion.expect_line("asks to pair");
+    // The user answers the question they saw.
+    companion.type_line("yes");
+    companion.type_line("/deny 2");
+    let (code, refused) = intruder.join().unwrap();
+    assert_ne!(code, 0, "the intruder was paired by an answer meant for a question: {refused}");
+    assert!(refused.to_string().contains("FORBIDDEN"), "{refused}");
+    companion.type_line("/clients");
+    companion.expect_line("Build bot  [");
+    drop(companion);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn pair_create_answer_wait() {
+    let (dir, mut companion) = start_companion("walk");
 
     // Pairing waits for the person at the companion's terminal.
-    let pair_dir = dir.clone();
-    let pairing = std::thread::spawn(move || {
-        cli(
-            &pair_dir,
-            &[
-                "--json",
-                "pair",
-                "--name",
-                "Build bot",
-                "--scopes",
-                "discover,notify,interact,animate",
-                "--profile",
-                "bot",
-            ],
-        )
-    });
+    let pairing = pair_in_background(&dir, "Build bot", "bot");
     // CP-4-17: retention is explained before the user approves the pairing.
     let prompt = companion.expect_line("asks to pair");
     assert!(prompt.contains("kept at least 24 hours"), "{prompt}");
-    companion.type_line("y");
+    assert!(prompt.contains("/approve 1"), "approved only by an explicit command: {prompt}");
+    companion.type_line("/approve 1");
     let (code, paired) = pairing.join().unwrap();
     assert_eq!(code, 0, "{paired}");
     assert!(paired.get("key").is_none(), "the key is never printed: {paired}");

@@ -9,7 +9,9 @@
 //!    which asks the user (self-reported name, requested scopes, the peer's process id) — nothing
 //!    is ever approved from the name alone. Only one pairing request waits at a time (another →
 //!    `RATE_LIMITED`); no decision within [`AuthConfig::pairing_timeout`] → `FORBIDDEN`, as is a
-//!    denial. On approval the runtime generates a client id (`cl_` + 32 hex digits) and a key
+//!    denial. After a pairing that was not approved the next one waits
+//!    ([`AuthConfig::pairing_backoff`], growing); a request whose connection closes is withdrawn
+//!    ([`PairingReply::is_withdrawn`]) and can no longer be approved. On approval the runtime generates a client id (`cl_` + 32 hex digits) and a key
 //!    (`ck_` + 64 hex digits: 256 bits from the OS CSPRNG, CP-5-3), stores only the key's SHA-256
 //!    with the name, the label the user confirmed (the source label shown with every request,
 //!    CP-4-7) and the granted scopes (CP-5-4), and returns `{"clientId", "key", "scopes",
@@ -22,9 +24,10 @@
 //!    [`super::server::ServerConfig`]). Credentials are never logged or echoed.
 //! 4. **Scopes (CP-5-6, CP-5-7).** The engine checks scopes per method and capability
 //!    (`FORBIDDEN` with `requiredScopes`); ownership applies whatever the scopes.
-//! 5. **Revocation (CP-4-22).** [`Auth::revoke`] deletes the verification material, closes
-//!    every live connection of that client and tells the engine, which cancels the client's open
-//!    requests (`cancelled`/`key_revoked`) and purges their content.
+//! 5. **Revocation (CP-4-22).** [`Auth::revoke`] records the revocation, deletes the
+//!    verification material, tells every live connection of that client why and closes it, and
+//!    tells the engine, which cancels the client's open requests (`cancelled`/`key_revoked`) and
+//!    purges their content.
 //!
 //! Limits (CP-5-14): socket permissions and keys separate integrators from each other; they are
 //! no protection against code already running as the same user.
@@ -64,11 +67,21 @@ pub struct AuthConfig {
     /// How long a `pairing.request` waits for the user's decision before it fails with
     /// `FORBIDDEN` (default 120 s).
     pub pairing_timeout: Duration,
+    /// How long after a pairing that was not approved (denied, unanswered, or withdrawn because
+    /// its connection closed) the next `pairing.request` is refused with `RATE_LIMITED`
+    /// (`limit: "pairingBackoff"`, `retryAfterMs`) without asking the user. It doubles with
+    /// each further pairing in a row that is not approved, up to 64 times this, and starts
+    /// again after an approval. Every peer runs as this user (CP-5-12), so it holds for the
+    /// runtime, not per connection. Default 5 s; zero turns it off.
+    pub pairing_backoff: Duration,
 }
+
+/// How many times [`AuthConfig::pairing_backoff`] the backoff grows at most.
+const MAX_BACKOFF_FACTOR: u32 = 64;
 
 impl Default for AuthConfig {
     fn default() -> Self {
-        Self { pairing_timeout: Duration::from_secs(120) }
+        Self { pairing_timeout: Duration::from_secs(120), pairing_backoff: Duration::from_secs(5) }
     }
 }
 
@@ -119,6 +132,18 @@ impl PairingReply {
     pub fn deny(self) -> bool {
         self.send(PairingDecision::Deny)
     }
+
+    /// Whether nobody waits for the answer any more: the requesting connection closed, or the
+    /// request timed out. The host then withdraws its prompt.
+    pub fn is_withdrawn(&self) -> bool {
+        self.0.is_closed()
+    }
+
+    /// Completes when nobody waits for the answer any more ([`PairingReply::is_withdrawn`]):
+    /// a host that shows the prompt asynchronously closes it then.
+    pub async fn withdrawn(&mut self) {
+        self.0.closed().await
+    }
 }
 
 /// Implemented by the host app: asks the user to confirm a pairing (CP-5-11). Never approve
@@ -153,7 +178,9 @@ pub struct PairedClient {
 
 /// Persistent verification material: one row per paired client in table `companion_clients`
 /// (`client_id`, `name`, `label`, `scopes` JSON, `key_sha256` 32-byte blob, `created_at`), never
-/// the key (CP-5-4). It may share the engine's database file.
+/// the key (CP-5-4), and one row per revoked client id in `companion_revocations` (`client_id`,
+/// `at`), which keeps a revoked client refused even if its row could not be deleted. It may
+/// share the engine's database file.
 pub struct CredentialStore {
     conn: Connection,
 }
@@ -188,6 +215,8 @@ impl CredentialStore {
 
     fn init(conn: Connection) -> Result<Self, StoreError> {
         conn.busy_timeout(Duration::from_secs(5))?;
+        // A revoked client's digest is zeroed, not left in a free page.
+        conn.pragma_update(None, "secure_delete", "ON")?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS companion_clients (
                  client_id TEXT PRIMARY KEY NOT NULL,
@@ -196,15 +225,27 @@ impl CredentialStore {
                  scopes TEXT NOT NULL,
                  key_sha256 BLOB NOT NULL,
                  created_at INTEGER NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS companion_revocations (
+                 client_id TEXT PRIMARY KEY NOT NULL,
+                 at INTEGER NOT NULL
              );",
         )?;
+        // Revocations whose delete failed last time: finish them (a failure here changes
+        // nothing, `load` skips revoked clients anyway).
+        let _ = conn.execute(
+            "DELETE FROM companion_clients WHERE client_id IN (SELECT client_id FROM companion_revocations)",
+            [],
+        );
         Ok(Self { conn })
     }
 
     fn load(&self) -> Result<Vec<(PairedClient, [u8; 32])>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT client_id, name, label, scopes, key_sha256, created_at FROM companion_clients")?;
+        // A client with a revocation record stays revoked, even if its row could not be deleted.
+        let mut stmt = self.conn.prepare(
+            "SELECT client_id, name, label, scopes, key_sha256, created_at FROM companion_clients
+             WHERE client_id NOT IN (SELECT client_id FROM companion_revocations)",
+        )?;
         let rows = stmt.query_map([], |r| {
             Ok((
                 r.get::<_, String>(0)?,
@@ -236,9 +277,35 @@ impl CredentialStore {
         Ok(())
     }
 
-    fn delete(&self, client_id: &str) -> Result<(), StoreError> {
-        self.conn.execute("DELETE FROM companion_clients WHERE client_id = ?1", params![client_id])?;
-        Ok(())
+    /// Revokes `client_id` durably: first a revocation record (committed and synced on its own,
+    /// so the key is refused at every later start even if the delete below fails), then the
+    /// delete of the verification material, then a checkpoint that leaves no copy of it in the
+    /// log. Errors: neither the record nor the delete could be written (the key would work again
+    /// after a restart).
+    fn revoke(&self, client_id: &str) -> Result<(), StoreError> {
+        let recorded = self
+            .conn
+            .execute(
+                "INSERT OR REPLACE INTO companion_revocations (client_id, at) VALUES (?1, ?2)",
+                params![client_id, now_ms()],
+            )
+            .map_err(StoreError::from);
+        let deleted = self
+            .conn
+            .execute("DELETE FROM companion_clients WHERE client_id = ?1", params![client_id])
+            .map_err(StoreError::from);
+        if deleted.is_ok() {
+            // The log may be shared with the engine's store (same file) and be busy: best effort.
+            let _ = self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        }
+        match (recorded, deleted) {
+            (Err(r), Err(d)) => Err(StoreError(format!("{r}; {d}"))),
+            (Err(e), Ok(_)) | (Ok(_), Err(e)) => {
+                tracing::warn!(client_id = %client_id, error = %e, "companion: revocation recorded only in part; it holds across restarts");
+                Ok(())
+            }
+            (Ok(_), Ok(_)) => Ok(()),
+        }
     }
 }
 
@@ -261,6 +328,37 @@ struct Inner {
     approver: Arc<dyn PairingApprover>,
     config: AuthConfig,
     pairing: Semaphore,
+    backoff: Mutex<Backoff>,
+}
+
+/// The backoff after pairings that were not approved.
+#[derive(Default)]
+struct Backoff {
+    /// Pairings in a row not approved.
+    refused: u32,
+    /// No pairing prompt before this.
+    until: Option<tokio::time::Instant>,
+}
+
+/// Records a pairing that was not approved unless disarmed (an approval), also when the pairing
+/// future is dropped because its connection closed.
+struct NotApproved<'a> {
+    inner: &'a Inner,
+    armed: bool,
+}
+
+impl Drop for NotApproved<'_> {
+    fn drop(&mut self) {
+        let mut b = lock(&self.inner.backoff);
+        if !self.armed {
+            *b = Backoff::default();
+            return;
+        }
+        b.refused = b.refused.saturating_add(1);
+        let factor = 1u32 << b.refused.saturating_sub(1).min(MAX_BACKOFF_FACTOR.trailing_zeros());
+        let wait = self.inner.config.pairing_backoff.saturating_mul(factor);
+        b.until = Some(tokio::time::Instant::now() + wait);
+    }
 }
 
 #[derive(Default)]
@@ -336,6 +434,7 @@ impl Auth {
                 approver: Arc::new(approver),
                 config,
                 pairing: Semaphore::new(1),
+                backoff: Mutex::new(Backoff::default()),
             }),
         })
     }
@@ -393,10 +492,25 @@ impl Auth {
     /// `pairing.request` (see the module docs): validates `params`, asks the approver, and on
     /// approval stores the new client and returns `{"clientId", "key", "scopes", "label"}`.
     /// Errors: `INVALID_PARAMS` (shape, name, unknown scope), `RATE_LIMITED` (another pairing is
-    /// waiting for the user), `FORBIDDEN` (denied, not answered in time, or nothing granted),
-    /// `INTERNAL_ERROR` (random source or store failure; nothing is paired).
+    /// waiting for the user, or the backoff after a pairing that was not approved,
+    /// [`AuthConfig::pairing_backoff`]), `FORBIDDEN` (denied, not answered in time, or nothing
+    /// granted), `INTERNAL_ERROR` (random source or store failure; nothing is paired).
+    ///
+    /// Dropping the future withdraws the request (the connection closed): the approver's
+    /// [`PairingReply`] reports [`PairingReply::is_withdrawn`] and can no longer pair anyone.
     pub async fn pair(&self, params: Value, peer_pid: Option<i32>) -> Result<Pairing, CompanionError> {
         let (name, scopes) = parse_pairing(&params)?;
+        if let Some(until) = lock(&self.inner.backoff).until
+            && let Some(left) = until.checked_duration_since(tokio::time::Instant::now())
+            && !left.is_zero()
+        {
+            return Err(CompanionError::new(
+                ErrorCode::RateLimited,
+                "A pairing was refused a moment ago; wait before asking the user again",
+            )
+            .with("limit", "pairingBackoff")
+            .with("retryAfterMs", u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1)));
+        }
         let Ok(_turn) = self.inner.pairing.try_acquire() else {
             return Err(CompanionError::new(
                 ErrorCode::RateLimited,
@@ -405,6 +519,7 @@ impl Auth {
             .with("limit", "pendingPairings")
             .with("retryAfterMs", self.inner.config.pairing_timeout.as_millis() as u64));
         };
+        let mut not_approved = NotApproved { inner: &self.inner, armed: true };
         let request = PairingRequest { name: name.clone(), scopes: scopes.clone(), peer_pid };
         let (tx, rx) = oneshot::channel();
         let approver = self.inner.approver.clone();
@@ -428,6 +543,7 @@ impl Auth {
         if granted.is_empty() {
             return Err(CompanionError::new(ErrorCode::Forbidden, "The user granted none of the requested scopes"));
         }
+        not_approved.armed = false;
         let label = label.filter(|l| clean_name(l)).unwrap_or(name.clone());
         let client_id = format!("cl_{}", random_hex(16)?);
         let key = format!("ck_{}", random_hex(32)?);
@@ -448,11 +564,15 @@ impl Auth {
         Ok(result)
     }
 
-    /// Revokes `client_id` (CP-4-22): deletes its verification material, closes its live
-    /// connections, and tells `engine` ([`Engine::client_revoked`]: open requests end
-    /// `cancelled`/`key_revoked`, content purged). The key stops working at once even if the
-    /// deletion cannot be persisted; that case returns the store error (call again to retry).
-    /// Returns whether the client was paired.
+    /// Revokes `client_id` (CP-4-22): records the revocation durably and deletes its
+    /// verification material, closes its live connections, and tells `engine`
+    /// ([`Engine::client_revoked`]: open requests end `cancelled`/`key_revoked`, content
+    /// purged). `Ok` only once the revocation holds across restarts (a revocation record is
+    /// written before the delete, so a failed delete still refuses the key at the next start).
+    /// The key stops working in this process at once whatever happens; if neither the record
+    /// nor the delete could be written, the store error is returned and logged as an error: the
+    /// key would work again after a restart (call again to retry). Returns whether the client
+    /// was paired.
     pub fn revoke(&self, engine: &Engine, client_id: &str) -> Result<bool, StoreError> {
         let (known, connections) = {
             let mut st = lock(&self.inner.state);
@@ -464,7 +584,9 @@ impl Auth {
         }
         engine.client_revoked(client_id);
         tracing::info!(client_id = %client_id, closed = connections.len(), "companion: client revoked");
-        lock(&self.inner.store).delete(client_id)?;
+        lock(&self.inner.store).revoke(client_id).inspect_err(|e| {
+            tracing::error!(client_id = %client_id, error = %e, "companion: the revocation could not be recorded; the key is refused until the app restarts, not after");
+        })?;
         Ok(known)
     }
 }

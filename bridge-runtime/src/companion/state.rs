@@ -151,6 +151,8 @@ pub(crate) struct State {
     /// once it is durable).
     pub tomb_lsn: u64,
     pub records: HashMap<String, Record>,
+    /// Stored records per client id, terminal ones included (its share of `maxRecords`).
+    records_per_client: HashMap<String, usize>,
     /// Non-terminal requests by acceptance order.
     pub live: BTreeMap<u64, String>,
     pub idempotency: HashMap<(String, String), String>,
@@ -192,6 +194,7 @@ impl State {
             durability,
             tomb_lsn: 0,
             records: HashMap::new(),
+            records_per_client: HashMap::new(),
             live: BTreeMap::new(),
             idempotency: HashMap::new(),
             tombstones: HashMap::new(),
@@ -268,7 +271,39 @@ impl State {
         if !rec.state().is_terminal() {
             self.live.insert(rec.seq, rec.id().to_owned());
         }
-        self.records.insert(rec.id().to_owned(), rec);
+        self.insert_record(rec);
+    }
+
+    /// After content was removed: the store leaves no copy of it ([`Store::purged`]).
+    fn purged(&mut self) {
+        if let Err(e) = self.store.purged() {
+            tracing::warn!(error = %e, "companion: removed content may stay in the store's log until the next purge");
+        }
+    }
+
+    /// Stores `rec` in memory, counting it against its client's share when it is new.
+    fn insert_record(&mut self, rec: Record) {
+        let client = rec.client_id.clone();
+        if self.records.insert(rec.id().to_owned(), rec).is_none() {
+            *self.records_per_client.entry(client).or_default() += 1;
+        }
+    }
+
+    /// Removes request `id` from memory (after its burial), and from its client's count.
+    fn remove_record(&mut self, id: &str) -> Option<Record> {
+        let rec = self.records.remove(id)?;
+        if let Some(n) = self.records_per_client.get_mut(&rec.client_id) {
+            *n -= 1;
+            if *n == 0 {
+                self.records_per_client.remove(&rec.client_id);
+            }
+        }
+        Some(rec)
+    }
+
+    /// Stored records of `client_id`, terminal ones included.
+    pub(super) fn records_of(&self, client_id: &str) -> usize {
+        self.records_per_client.get(client_id).copied().unwrap_or(0)
     }
 
     /// Writes `batch` to the store, then applies it in memory; on error nothing changes.
@@ -305,7 +340,7 @@ impl State {
             if let Some(key) = &rec.idempotency_key {
                 self.idempotency.insert((rec.client_id.clone(), key.clone()), rec.id().to_owned());
             }
-            self.records.insert(rec.id().to_owned(), rec);
+            self.insert_record(rec);
         }
         Ok(())
     }
@@ -472,17 +507,23 @@ impl State {
                 }
             }
         }
+        let mut purge = false;
         for rec in &mut batch {
             if self.revoked.contains(&rec.client_id) {
                 rec.params = None;
                 rec.resolved_params = None;
                 rec.snapshot.result = None;
+                purge = true;
             }
         }
-        if let Err(e) = self.commit(batch) {
-            tracing::warn!(error = %e, "companion: could not record timer transitions; will retry");
-            self.retry_at = Some(now + RETRY_MS);
-            self.policy_dirty |= policy;
+        match self.commit(batch) {
+            Ok(()) if purge => self.purged(),
+            Ok(()) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "companion: could not record timer transitions; will retry");
+                self.retry_at = Some(now + RETRY_MS);
+                self.policy_dirty |= policy;
+            }
         }
 
         // Retention (CP-4-16): terminal records older than the retention period are deleted,
@@ -505,13 +546,14 @@ impl State {
                     self.tomb_lsn = self.durability.wrote();
                     for t in expired {
                         self.unindex(&t.request_id);
-                        if let Some(rec) = self.records.remove(&t.request_id)
+                        if let Some(rec) = self.remove_record(&t.request_id)
                             && let Some(key) = rec.idempotency_key
                         {
                             self.idempotency.remove(&(rec.client_id, key));
                         }
                         self.add_tombstone(t);
                     }
+                    self.purged();
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "companion: could not delete expired records; will retry");

@@ -13,6 +13,10 @@
 //! `BENCHMARKS.md`, "Companion socket". Retention-expired or unreadable records leave a tombstone
 //! `(requestId, clientId)` so that their owner is told `RESULT_EXPIRED` rather than a fake
 //! success or a bare `NOT_FOUND` (CP-4-23, OQ-CP-10).
+//!
+//! Removed content leaves no readable copy: `secure_delete` zeroes deleted cells and pages, and
+//! after every purge ([`Store::purged`]: retention deletions, a revoked client's content) a
+//! `wal_checkpoint(TRUNCATE)` empties the write-ahead log of the older page images.
 
 use rusqlite::{Connection, params};
 use std::path::{Path, PathBuf};
@@ -167,6 +171,13 @@ pub trait Store: Send + 'static {
     fn deferred_sync(&mut self) -> Option<Arc<dyn StoreSync>> {
         None
     }
+    /// Called after writes that removed content (records buried after their retention period,
+    /// a revoked client's params and results purged, CP-4-16, CP-4-22): afterwards no readable
+    /// copy of what was removed may stay in the store's files (free pages, a log). Default:
+    /// nothing to do.
+    fn purged(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// [`Store`] on SQLite (rusqlite, bundled).
@@ -310,6 +321,8 @@ impl SqliteStore {
 
     fn init(conn: Connection) -> Result<Self, StoreError> {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        // Deleted and overwritten content is zeroed, not left in free pages and cells.
+        conn.pragma_update(None, "secure_delete", "ON")?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         if version > SCHEMA_VERSION {
             return Err(StoreError(format!("database schema {version} is newer than this runtime ({SCHEMA_VERSION})")));
@@ -423,6 +436,22 @@ impl Store for SqliteStore {
     fn deferred_sync(&mut self) -> Option<Arc<dyn StoreSync>> {
         self.wal.clone().map(|w| w as Arc<dyn StoreSync>)
     }
+
+    /// `secure_delete` zeroes what was removed in the database's pages; the log still holds the
+    /// older page images until a checkpoint copies the new ones into the database and
+    /// truncates it (SQLite syncs the log and the database on the way). Errors: the checkpoint
+    /// could not finish (another connection was reading); the next purge tries again.
+    fn purged(&mut self) -> Result<(), StoreError> {
+        if self.wal.is_none() {
+            return Ok(());
+        }
+        let (busy, _, _): (i64, i64, i64) =
+            self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        if busy != 0 {
+            return Err(StoreError("the log could not be truncated: another connection is reading".into()));
+        }
+        Ok(())
+    }
 }
 
 /// Group commit: which of the engine's writes are durable. Writes are
@@ -430,9 +459,17 @@ impl Store for SqliteStore {
 /// write numbered up to the count at its start (its target) durable. Whoever needs a write
 /// durable that no running sync covers leads a new one (at most [`MAX_SYNCS`] at a time, so a
 /// request that arrives during a sync need not wait for it to end before its own starts);
-/// everyone else waits for a running one, so concurrent requests share syncs. A failed sync is final: the writes since the last good sync may be lost, so they
-/// are never confirmed, and every later write is refused until the runtime restarts (which
-/// then fails whatever is not terminal on disk, CP-4-21).
+/// everyone else waits for a running one, so concurrent requests share syncs.
+///
+/// A write is confirmed only when a sync that started after it succeeded **and no sync that
+/// started after it failed** or is still running: on Linux a failed `fdatasync` reports a
+/// write-back error once and may leave a concurrent sync of the same file returning `Ok` for
+/// pages that never reached the disk, so the success of one of two overlapping syncs proves
+/// nothing until the other one has ended well too. While a success waits for an overlapping
+/// sync, no new sync starts (so the wait ends). A failed sync is final: the writes since the last
+/// confirmed point may be lost, so they are never confirmed, and every later write is refused
+/// until the runtime restarts (which then fails whatever is not terminal on disk, CP-4-21);
+/// [`Durability::failure`] says so to `runtime.describe` and the log says so once.
 pub(crate) struct Durability {
     /// `None`: every write is durable when it returns.
     sync: Option<Arc<dyn StoreSync>>,
@@ -448,19 +485,31 @@ const MAX_SYNCS: usize = 2;
 
 #[derive(Default)]
 struct DurableState {
+    /// Every write up to this number is confirmed.
     durable: u64,
-    /// Running syncs.
-    syncing: usize,
-    /// The highest target of a running sync.
-    covering: u64,
+    /// The highest target of a sync that succeeded; confirmed once no sync that started after
+    /// an unconfirmed write is running.
+    succeeded: u64,
+    /// Running syncs: `(lead id, target)`.
+    running: Vec<(u64, u64)>,
+    next_lead: u64,
     failed: Option<StoreError>,
+}
+
+impl DurableState {
+    /// Confirms what succeeded once no running sync started after an unconfirmed write.
+    fn settle(&mut self) {
+        if self.failed.is_none() && self.running.iter().all(|(_, t)| *t <= self.durable) {
+            self.durable = self.durable.max(self.succeeded);
+        }
+    }
 }
 
 /// What a waiter does next.
 enum Step {
     Done(Result<(), StoreError>),
-    /// Lead a sync with this target.
-    Lead(u64),
+    /// Lead a sync with this id and target.
+    Lead(u64, u64),
     Wait,
 }
 
@@ -469,6 +518,7 @@ enum Step {
 struct Lead {
     durability: Arc<Durability>,
     sync: Arc<dyn StoreSync>,
+    id: u64,
     target: u64,
     done: bool,
 }
@@ -476,18 +526,26 @@ struct Lead {
 impl Lead {
     fn run(mut self) {
         // Writes made since the lead was decided (e.g. the presenter's, during the hand-off to
-        // the blocking pool) have returned too: this sync covers them as well.
-        let target = self.target.max(self.durability.written.load(std::sync::atomic::Ordering::SeqCst));
+        // the blocking pool) have returned too: this sync covers them as well, and counts as
+        // started after them.
+        let target = {
+            let mut st = self.durability.state();
+            let target = self.target.max(self.durability.written.load(std::sync::atomic::Ordering::SeqCst));
+            if let Some(entry) = st.running.iter_mut().find(|(id, _)| *id == self.id) {
+                entry.1 = target;
+            }
+            target
+        };
         let result = self.sync.sync();
         self.done = true;
-        self.durability.finish(Some((target, result)));
+        self.durability.finish(self.id, Some((target, result)));
     }
 }
 
 impl Drop for Lead {
     fn drop(&mut self) {
         if !self.done {
-            self.durability.finish(None);
+            self.durability.finish(self.id, None);
         }
     }
 }
@@ -522,39 +580,46 @@ impl Durability {
             return Step::Done(self.failure().map_or(Ok(()), Err));
         }
         let mut st = self.state();
-        // What was durable before a failed sync stays reportable.
+        // What was confirmed before a failed sync stays reportable.
         if st.durable >= lsn {
             return Step::Done(Ok(()));
         }
         if let Some(e) = &st.failed {
             return Step::Done(Err(e.clone()));
         }
-        if st.syncing >= MAX_SYNCS || (st.syncing > 0 && st.covering >= lsn) {
+        if st.running.len() >= MAX_SYNCS
+            || st.running.iter().any(|(_, t)| *t >= lsn)
+            || (st.succeeded > st.durable && !st.running.is_empty())
+        {
             return Step::Wait;
         }
         // Every write numbered so far has returned: this sync covers them all.
         let target = self.written.load(std::sync::atomic::Ordering::SeqCst);
-        st.syncing += 1;
-        st.covering = st.covering.max(target);
-        Step::Lead(target)
+        let id = st.next_lead;
+        st.next_lead += 1;
+        st.running.push((id, target));
+        Step::Lead(id, target)
     }
 
-    fn lead(self: &Arc<Self>, target: u64) -> Lead {
+    fn lead(self: &Arc<Self>, id: u64, target: u64) -> Lead {
         let sync = self.sync.clone().expect("a lead needs a sync");
-        Lead { durability: self.clone(), sync, target, done: false }
+        Lead { durability: self.clone(), sync, id, target, done: false }
     }
 
-    fn finish(&self, outcome: Option<(u64, Result<(), StoreError>)>) {
+    fn finish(&self, id: u64, outcome: Option<(u64, Result<(), StoreError>)>) {
         let mut st = self.state();
-        st.syncing -= 1;
+        st.running.retain(|(lead, _)| *lead != id);
         match outcome {
-            Some((target, Ok(()))) => st.durable = st.durable.max(target),
+            Some((target, Ok(()))) => st.succeeded = st.succeeded.max(target),
             Some((_, Err(e))) => {
-                tracing::error!(error = %e, "companion: the state store could not sync; nothing more is confirmed until the runtime restarts");
+                if st.failed.is_none() {
+                    tracing::error!(error = %e, "companion: the state store could not sync; the runtime is unhealthy and confirms nothing more until it restarts");
+                }
                 st.failed = Some(StoreError(format!("{e} (nothing is confirmed until the runtime restarts)")));
             }
             None => {}
         }
+        st.settle();
         drop(st);
         self.cond.notify_all();
         self.synced.send_modify(|n| *n = n.wrapping_add(1));
@@ -566,10 +631,10 @@ impl Durability {
         loop {
             match self.step(lsn) {
                 Step::Done(r) => return r,
-                Step::Lead(target) => self.lead(target).run(),
+                Step::Lead(id, target) => self.lead(id, target).run(),
                 Step::Wait => {
                     let st = self.state();
-                    if st.syncing > 0 && st.durable < lsn && st.failed.is_none() {
+                    if !st.running.is_empty() && st.durable < lsn && st.failed.is_none() {
                         drop(self.cond.wait(st).unwrap_or_else(|e| e.into_inner()));
                     }
                 }
@@ -585,8 +650,8 @@ impl Durability {
         loop {
             match self.step(lsn) {
                 Step::Done(r) => return r,
-                Step::Lead(target) => {
-                    let lead = self.lead(target);
+                Step::Lead(id, target) => {
+                    let lead = self.lead(id, target);
                     let inline = !matches!(
                         tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
                         Ok(tokio::runtime::RuntimeFlavor::MultiThread)

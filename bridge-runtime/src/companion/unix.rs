@@ -115,3 +115,13 @@ pub(crate) fn same_file(path: &Path, file: &std::fs::File) -> bool {
         _ => false,
     }
 }
+
+/// Whether the peer of the connected socket `fd` has closed its end completely (not merely its
+/// write half, which a client may shut down while it waits for answers): `poll` reports
+/// `POLLHUP` (or an error) for it. Never blocks.
+pub(crate) fn peer_hung_up(fd: std::os::fd::RawFd) -> bool {
+    let mut p = libc::pollfd { fd, events: 0, revents: 0 };
+    // SAFETY: one valid pollfd, timeout 0 (no wait); `fd` is owned by the caller's open stream.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+}

@@ -106,7 +106,7 @@ impl CompanionTools {
                 };
                 structured_result(&line, serde_json::to_value(&snapshot).unwrap_or(Value::Null), !done)
             }
-            Err(e) => error_result(e.code, e.message),
+            Err(e) => error_result(&e),
         }
     }
 
@@ -143,16 +143,20 @@ impl CompanionTools {
 
 /// The answer to a `companion__…` name no listed tool has: `UNSUPPORTED_CAPABILITY`.
 pub(crate) fn unsupported(name: &str) -> CallToolResult {
-    error_result(
+    error_result(&CompanionError::new(
         ErrorCode::UnsupportedCapability,
         format!("No companion capability behind the tool '{name}'; see tools/list"),
-    )
+    ))
 }
 
-/// An `isError` result carrying a CP error: `{code, message, retryable}`.
-fn error_result(code: ErrorCode, message: String) -> CallToolResult {
-    let body = json!({"code": code.as_str(), "message": message, "retryable": code.retryable()});
-    structured_result(&message, body, true)
+/// An `isError` result carrying a CP error: `{code, message, retryable}` and the error's details
+/// (`problems` of an `INVALID_PARAMS`, `limit` and `retryAfterMs` of a refusal, …).
+fn error_result(e: &CompanionError) -> CallToolResult {
+    let mut body = e.data();
+    if let Value::Object(map) = &mut body {
+        map.insert("message".into(), Value::from(e.message.clone()));
+    }
+    structured_result(&e.message, body, true)
 }
 
 /// The `inputSchema` of `companion__{id}`: the `requests.create` arguments with the capability's

@@ -206,6 +206,7 @@ async fn impostor_sockets_get_nothing_cp_5_12() {
     assert_eq!(cli.status.code(), Some(4), "{}", String::from_utf8_lossy(&cli.stdout));
     let out: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
     assert_eq!(out["error"]["code"], "CONNECTION_FAILED");
+    assert_eq!(out["error"]["retryable"], false, "trying again reaches the same untrusted socket");
     received_nothing(&impostor);
 
     // A socket of ours that others may write to is refused too (the server makes its own 0600).

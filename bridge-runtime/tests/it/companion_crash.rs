@@ -89,7 +89,12 @@ fn user_thread(rx: std::sync::mpsc::Receiver<(Engine, String)>, log: PathBuf) {
 }
 
 fn child_config() -> EngineConfig {
-    EngineConfig { max_creates_per_minute: 1_000_000, max_records: 100_000, ..EngineConfig::default() }
+    EngineConfig {
+        max_creates_per_minute: 1_000_000,
+        max_records: 100_000,
+        max_records_per_client: 100_000,
+        ..EngineConfig::default()
+    }
 }
 
 /// The server process of `acknowledged_requests_survive_kill_9` (not a test of its own: it only

@@ -29,10 +29,10 @@ impl StoreSync for TestSync {
     }
 }
 
-/// An in-memory store whose writes are durable only once synced.
+/// An in-memory store whose writes are durable only once `sync` synced them.
 struct Deferred {
     inner: SqliteStore,
-    sync: Arc<TestSync>,
+    sync: Arc<dyn StoreSync>,
 }
 
 impl Store for Deferred {
@@ -116,4 +116,92 @@ async fn concurrent_creates_share_syncs() {
     let syncs = sync.calls.load(Ordering::SeqCst) - before;
     assert!(syncs >= 1, "the creates were synced");
     assert!(syncs <= 16, "32 concurrent creates took {syncs} syncs: they were not shared");
+}
+
+/// A sync whose first call blocks until the test releases it, then fails (a slow disk whose
+/// write-back fails); every later call succeeds at once. `entered`/`returned` count calls.
+#[derive(Default)]
+struct OverlapSync {
+    entered: AtomicUsize,
+    returned: AtomicUsize,
+    release: std::sync::Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl StoreSync for OverlapSync {
+    fn sync(&self) -> Result<(), StoreError> {
+        let n = self.entered.fetch_add(1, Ordering::SeqCst);
+        // The start's own sync is call 0; the first sync of a write is call 1.
+        let result = if n == 1 {
+            let rx = self.release.lock().unwrap().take().expect("one blocked sync");
+            let _ = rx.recv();
+            Err(StoreError("fdatasync: EIO (write-back error)".into()))
+        } else {
+            Ok(())
+        };
+        self.returned.fetch_add(1, Ordering::SeqCst);
+        result
+    }
+}
+
+async fn until(what: &str, cond: impl Fn() -> bool) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !cond() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("never: {what}"));
+}
+
+type Create = tokio::task::JoinHandle<Result<serde_json::Value, bridge_runtime::companion::CompanionError>>;
+
+/// Create 1 starts sync A, which hangs; create 2 (of another client) starts sync B, which has
+/// returned `Ok` when this returns. Sending on the channel lets A fail.
+async fn overlapped() -> (Fixture, std::sync::mpsc::Sender<()>, Create, Create) {
+    let (release, rx) = std::sync::mpsc::channel();
+    let sync = Arc::new(OverlapSync { release: std::sync::Mutex::new(Some(rx)), ..OverlapSync::default() });
+    let store = Deferred { inner: SqliteStore::in_memory().unwrap(), sync: sync.clone() };
+    let f = start_with(EngineConfig::default(), store);
+    let body = || create_body("interaction.choose", choose_params(), 30_000);
+    let (e1, e2) = (f.engine.clone(), f.engine.clone());
+    let first = tokio::spawn(async move { e1.call(&agent("a"), "requests.create", body()).await });
+    until("sync A started", || sync.entered.load(Ordering::SeqCst) == 2).await;
+    let second = tokio::spawn(async move { e2.call(&agent("b"), "requests.create", body()).await });
+    until("sync B returned", || sync.returned.load(Ordering::SeqCst) == 2).await;
+    (f, release, first, second)
+}
+
+// CP-4-20: a write is confirmed only when a sync that started after it succeeded and no sync that
+// started after it failed. Sync A covers create 1 and hangs; create 2 starts sync B, which
+// succeeds; then A fails (fsyncgate: the write-back error went to A, so B's success proves
+// nothing). Neither create may be confirmed, and the runtime says it is unhealthy. (Old main
+// confirmed create 2, and with it create 1, as soon as B returned.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overlapping_failed_sync_confirms_nothing() {
+    let (f, release, first, second) = overlapped().await;
+    // Give a wrongly confirmed create every chance to come back before A ends.
+    tokio::task::yield_now().await;
+    assert!(!second.is_finished() || second.await.unwrap().is_err(), "create 2 was confirmed while sync A was running");
+    release.send(()).unwrap();
+    let first = first.await.unwrap();
+    assert_eq!(first.expect_err("create 1 is not confirmed").code, ErrorCode::InternalError);
+    let d = f.engine.call(&agent("a"), "runtime.describe", json!({})).await.unwrap();
+    assert_eq!(d["health"]["status"], "unhealthy", "runtime.describe reports the failed sync: {d}");
+    let fresh = start();
+    let d = fresh.engine.call(&agent("a"), "runtime.describe", json!({})).await.unwrap();
+    assert!(d.get("health").is_none(), "a healthy runtime has no health member: {d}");
+}
+
+// CP-4-20: the same overlap, when sync B succeeded and the waiter of create 2 is still waiting
+// when A fails: create 2 gets INTERNAL_ERROR, never its snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_covered_by_a_good_sync_and_a_failed_one_is_not_confirmed() {
+    let (_f, release, first, second) = overlapped().await;
+    release.send(()).unwrap();
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    assert_eq!(first.expect_err("create 1 is not confirmed").code, ErrorCode::InternalError);
+    assert_eq!(
+        second.expect_err("create 2 is not confirmed: a sync that started after it failed").code,
+        ErrorCode::InternalError
+    );
 }

@@ -1216,6 +1216,22 @@ async fn create_and_get_share_one_snapshot_model() {
     assert!(created["requestId"].as_str().unwrap().starts_with("req_"));
 }
 
+/// Creates and cancels `n` notices of `client` (terminal records that stay stored), then returns
+/// their ids and the error of one more create.
+async fn fill_records(
+    engine: &bridge_runtime::companion::Engine,
+    client: &ClientIdentity,
+    n: usize,
+) -> (Vec<String>, bridge_runtime::companion::CompanionError) {
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let id = id_of(&create(engine, client, create_body("notice.show", json!({"text": "x"}), 5_000)).await);
+        engine.call(client, "requests.cancel", json!({"requestId": id})).await.unwrap();
+        ids.push(id);
+    }
+    (ids, create_err(engine, client, create_body("notice.show", json!({"text": "x"}), 5_000)).await)
+}
+
 // CP-4-19, OQ-CP-8: at the record limit new requests are refused with QUEUE_FULL; the stored
 // results are not evicted to make room.
 #[tokio::test(start_paused = true)]
@@ -1224,13 +1240,7 @@ async fn the_record_limit_refuses_instead_of_evicting_results() {
         EngineConfig { max_active_per_client: 2, max_active_total: 2, max_records: 3, ..EngineConfig::default() };
     let f = start_with(config, SqliteStore::in_memory().unwrap());
     let a = agent("a");
-    let mut ids = Vec::new();
-    for _ in 0..3 {
-        let id = id_of(&create(&f.engine, &a, create_body("notice.show", json!({"text": "x"}), 5_000)).await);
-        f.engine.call(&a, "requests.cancel", json!({"requestId": id})).await.unwrap();
-        ids.push(id);
-    }
-    let e = create_err(&f.engine, &a, create_body("notice.show", json!({"text": "x"}), 5_000)).await;
+    let (ids, e) = fill_records(&f.engine, &a, 3).await;
     assert_eq!(e.code, ErrorCode::QueueFull);
     assert_eq!(e.data()["limit"], "maxRecords");
     for id in &ids {
@@ -1253,4 +1263,32 @@ async fn animations_still_have_request_states() {
     let id = id_of(&create(&f.engine, &a, create_body("animation.celebrate", json!({}), 5_000)).await);
     let s = f.engine.call(&a, "requests.cancel", json!({"requestId": id})).await.unwrap();
     assert_eq!((s["state"].as_str(), s["terminalReason"].as_str()), (Some("cancelled"), Some("client_cancelled")));
+}
+
+// CP-4-8, CP-4-19, OQ-CP-8: one client cannot fill the record store and lock every other client
+// out for the retention period: past its share (`maxRecordsPerClient`, published by
+// runtime.describe) it gets QUEUE_FULL, its stored results stay, and another client still
+// creates. (Old main had only the global cap: client A took all of it and B got QUEUE_FULL.)
+#[tokio::test(start_paused = true)]
+async fn one_client_cannot_take_every_record() {
+    let config = EngineConfig {
+        max_active_per_client: 2,
+        max_active_total: 4,
+        max_records: 6,
+        max_records_per_client: 3,
+        ..EngineConfig::default()
+    };
+    let f = start_with(config, SqliteStore::in_memory().unwrap());
+    let (a, b) = (agent("a"), agent("b"));
+    let d = f.engine.call(&a, "runtime.describe", json!({})).await.unwrap();
+    assert_eq!(d["limits"]["maxRecordsPerClient"], 3);
+    let (ids, e) = fill_records(&f.engine, &a, 3).await;
+    assert_eq!(e.code, ErrorCode::QueueFull);
+    assert_eq!(e.data()["limit"], "maxRecordsPerClient");
+    assert!(e.retryable());
+    for id in &ids {
+        assert_eq!(state(&get(&f.engine, &a, id).await.unwrap()), "cancelled", "nothing evicted");
+    }
+    let other = create(&f.engine, &b, create_body("notice.show", json!({"text": "y"}), 5_000)).await;
+    assert!(other["requestId"].is_string(), "another client still creates");
 }

@@ -385,7 +385,9 @@ async fn pairing_needs_the_user_and_stores_only_a_digest() {
 // CP-5-11: a denial, a dropped prompt and no answer in time all give FORBIDDEN and pair nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn denied_or_unanswered_pairing_is_forbidden() {
-    let mut h = start().await;
+    // No backoff after a denial here: `a_denied_pairing_backs_off` checks it.
+    let no_backoff = AuthConfig { pairing_backoff: Duration::ZERO, ..AuthConfig::default() };
+    let mut h = start_with(ServerConfig::default(), no_backoff).await;
     let mut c = h.connect().await;
     let params = json!({"name": "intruder", "scopes": ["interact"]});
 
@@ -403,7 +405,7 @@ async fn denied_or_unanswered_pairing_is_forbidden() {
     assert!(h.auth.clients().is_empty());
 
     // No decision in time (a short timeout for this server only).
-    let auth = AuthConfig { pairing_timeout: Duration::from_millis(300) };
+    let auth = AuthConfig { pairing_timeout: Duration::from_millis(300), ..AuthConfig::default() };
     let mut h = start_with(ServerConfig::default(), auth).await;
     let mut c = h.connect().await;
     c.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "pairing.request", "params": params})).await;
@@ -655,6 +657,12 @@ async fn revocation_drops_connections_and_cancels_requests() {
         .await;
 
     assert!(h.auth.revoke(&h.engine, &creds.client_id).unwrap());
+    // The connection says why it ends (old main only closed it: the CLI reported a retryable
+    // CONNECTION_FAILED).
+    let r = a.recv().await;
+    assert_eq!(r["id"], Value::Null, "{r}");
+    assert_eq!(code(&r["error"]), "UNAUTHENTICATED", "{r}");
+    assert_eq!(r["error"]["data"]["retryable"], false);
     a.expect_closed().await;
     loop {
         if let PresenterEvent::Hide { request_id, why } = h.next_event().await
@@ -735,4 +743,202 @@ async fn a_disconnect_mid_wait_loses_nothing() {
     // The same idempotent view from a retried wait: no new request, same id.
     let waited = again.ok("requests.wait", json!({"requestId": id, "waitMs": 1000})).await;
     assert_eq!(waited["requestId"], id.as_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fair shares: no peer can lock the others out (CP-4-8, CP-5-13, CP-5-11)
+
+/// Pairs `name` through the auth layer directly (no socket connection involved); the test plays
+/// the user and approves.
+async fn pair_directly(h: &mut Harness, name: &str) -> Creds {
+    let auth = h.auth.clone();
+    let params = json!({"name": name, "scopes": ["discover", "notify", "interact"]});
+    let pairing = tokio::spawn(async move { auth.pair(params, None).await });
+    let (request, reply) = h.next_approval().await;
+    assert!(reply.approve_as_requested(&request));
+    let p = pairing.await.unwrap().expect("paired");
+    Creds { client_id: p.client_id, key: p.key, scopes: json!(p.scopes) }
+}
+
+// CP-5-13, CP-4-8: peers that never authenticate have their own cap below the total, so they
+// cannot take every slot, and a deadline to authenticate that activity (runtime.describe) does not
+// extend; an authenticated client keeps working, and a new one connects once the squatters are
+// gone. (Old main served every one of them until the total cap and never closed them.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthenticated_connections_cannot_take_every_slot() {
+    let config = ServerConfig {
+        max_connections: 4,
+        max_unauthenticated_connections: 2,
+        auth_deadline: Duration::from_millis(500),
+        ..ServerConfig::default()
+    };
+    let mut h = start_with(config, AuthConfig::default()).await;
+    let creds = pair_directly(&mut h, "worker").await;
+    let mut worker = h.connect().await;
+    worker.authenticate(&creds).await;
+    let d = worker.ok("runtime.describe", json!({})).await;
+    assert_eq!(d["limits"]["maxUnauthenticatedConnections"], 2);
+    assert_eq!(d["limits"]["authDeadlineMs"], 500);
+
+    let mut squatters = Vec::new();
+    for _ in 0..2 {
+        let mut s = h.connect().await;
+        assert!(s.ok("runtime.describe", json!({})).await.is_object());
+        squatters.push(s);
+    }
+    let mut third = h.connect().await;
+    let r = third.recv().await;
+    assert_eq!(code(&r["error"]), "QUEUE_FULL", "{r}");
+    assert_eq!(r["error"]["data"]["limit"], "maxUnauthenticatedConnections");
+    third.expect_closed().await;
+    assert!(worker.ok("characters.list", json!({})).await.is_object(), "the authenticated client still works");
+
+    // Keeping busy does not keep a squatter in: it is closed at its deadline.
+    for mut s in squatters {
+        let closing = loop {
+            s.send(&describe()).await;
+            let r = s.recv().await;
+            if r.get("error").is_some() {
+                break r;
+            }
+        };
+        assert_eq!(code(&closing["error"]), "UNAUTHENTICATED", "{closing}");
+        assert_eq!(closing["error"]["data"]["authDeadlineMs"], 500);
+        s.expect_closed().await;
+    }
+    let mut late = h.connect().await;
+    late.authenticate(&creds).await;
+    assert!(late.ok("characters.list", json!({})).await.is_object(), "a new client connects and works");
+}
+
+// CP-5-13: every session.authenticate in a batch counts toward the failure limit; after the
+// third failure no key is checked, not even the right one, and the connection closes. (Old main
+// tried all 64 and authenticated with the last.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_authentication_in_a_batch_counts() {
+    // Room for a batch of 64 before authentication.
+    let config = ServerConfig { max_unauthenticated_message_bytes: 16 << 10, ..ServerConfig::default() };
+    let mut h = start_with(config, AuthConfig::default()).await;
+    let creds = pair_directly(&mut h, "agent").await;
+    let mut c = h.connect().await;
+    let mut batch: Vec<Value> = (0..63)
+        .map(|i| {
+            json!({"jsonrpc": "2.0", "id": i, "method": "session.authenticate",
+                "params": {"clientId": creds.client_id, "key": format!("ck_{i}")}})
+        })
+        .collect();
+    batch.push(json!({"jsonrpc": "2.0", "id": 63, "method": "session.authenticate",
+        "params": {"clientId": creds.client_id, "key": creds.key}}));
+    c.send(&Value::Array(batch)).await;
+    let answers = c.recv().await;
+    let answers = answers.as_array().unwrap_or_else(|| panic!("one answer per call: {answers}"));
+    assert_eq!(answers.len(), 64);
+    for (i, a) in answers.iter().enumerate() {
+        assert_eq!(a["id"], i);
+        assert_eq!(code(&a["error"]), "UNAUTHENTICATED", "attempt {i}: {a}");
+        if i >= 3 {
+            assert_eq!(a["error"]["data"]["limit"], "maxAuthFailures", "attempt {i} was not checked: {a}");
+        }
+    }
+    c.expect_closed().await;
+}
+
+// CP-5-11: after a pairing the user did not approve, the next one waits (RATE_LIMITED with
+// retryAfterMs, the user is not asked), and the wait grows with each refusal in a row. (Old main
+// put the next prompt in front of the user at once, forever.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_pairing_backs_off() {
+    let auth = AuthConfig { pairing_backoff: Duration::from_secs(1), ..AuthConfig::default() };
+    let mut h = start_with(ServerConfig::default(), auth).await;
+    let mut c = h.connect().await;
+    let params = json!({"name": "nagging", "scopes": ["notify"]});
+    c.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "pairing.request", "params": params})).await;
+    let (_, reply) = h.next_approval().await;
+    assert!(reply.deny());
+    assert_eq!(code(&c.recv().await["error"]), "FORBIDDEN");
+
+    let e = c.err("pairing.request", params.clone()).await;
+    assert_eq!(code(&e), "RATE_LIMITED", "{e}");
+    assert_eq!(e["data"]["limit"], "pairingBackoff");
+    assert_eq!(e["data"]["retryable"], true);
+    let first_wait = e["data"]["retryAfterMs"].as_u64().expect("retryAfterMs");
+    assert!((1..=1_000).contains(&first_wait), "{e}");
+    assert!(h.approvals.try_recv().is_err(), "the user was not asked again");
+
+    // After the wait the user is asked again; a second refusal doubles it.
+    tokio::time::sleep(Duration::from_millis(first_wait)).await;
+    let mut c = h.connect().await;
+    c.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "pairing.request", "params": params})).await;
+    let (_, reply) = h.next_approval().await;
+    assert!(reply.deny());
+    assert_eq!(code(&c.recv().await["error"]), "FORBIDDEN");
+    let e = c.err("pairing.request", params.clone()).await;
+    assert_eq!(code(&e), "RATE_LIMITED");
+    let second_wait = e["data"]["retryAfterMs"].as_u64().unwrap();
+    assert!(second_wait > 1_000, "the backoff grows: {second_wait} ms after the second refusal");
+}
+
+// CP-5-11: a pairing prompt is withdrawn when the connection that asked goes away: the host's
+// reply reports it, a late approval pairs nothing, and the next pairing may ask the user. (Old
+// main kept the prompt open, approvable, until the pairing timeout.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pairing_is_withdrawn_when_its_connection_closes() {
+    let auth = AuthConfig { pairing_backoff: Duration::ZERO, ..AuthConfig::default() };
+    let mut h = start_with(ServerConfig::default(), auth).await;
+    let mut c = h.connect().await;
+    c.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "pairing.request",
+        "params": {"name": "gone", "scopes": ["notify"]}}))
+        .await;
+    let (request, mut reply) = h.next_approval().await;
+    assert!(!reply.is_withdrawn());
+    drop(c);
+    tokio::time::timeout(Duration::from_secs(10), reply.withdrawn()).await.expect("the prompt is withdrawn");
+    assert!(reply.is_withdrawn());
+    assert!(!reply.approve_as_requested(&request), "a withdrawn prompt pairs nothing");
+    assert!(h.auth.clients().is_empty());
+
+    let mut next = h.connect().await;
+    next.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "pairing.request",
+        "params": {"name": "next", "scopes": ["notify"]}}))
+        .await;
+    let (request, reply) = h.next_approval().await;
+    assert_eq!(request.name, "next");
+    assert!(reply.approve_as_requested(&request));
+    assert!(next.recv().await["result"]["key"].is_string());
+}
+
+// CP-4-22: a revocation holds across a restart even when the delete of the client's
+// verification material fails (a revocation record is written first). (Old main returned the
+// error and forgot the revocation: the key worked again after the restart.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revocation_whose_delete_fails_holds_after_restart() {
+    let mut h = start().await;
+    let creds = pair_directly(&mut h, "revoked").await;
+    let keep = pair_directly(&mut h, "kept").await;
+    // Fault injection: the store refuses to delete the client's row.
+    let conn = rusqlite::Connection::open(&h.db).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER no_delete BEFORE DELETE ON companion_clients BEGIN SELECT RAISE(ABORT, 'disk says no'); END;",
+    )
+    .unwrap();
+    let revoked = h.auth.revoke(&h.engine, &creds.client_id);
+    assert!(matches!(revoked, Ok(true)), "the revocation record is durable: {revoked:?}");
+    assert!(h.auth.authenticate(&creds.client_id, &creds.key).is_err(), "refused in memory");
+    let rows: i64 = conn
+        .query_row("SELECT COUNT(*) FROM companion_clients WHERE client_id = ?1", [&creds.client_id], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 1, "the fault was injected: the row is still there");
+
+    // The next start reads the same file.
+    let (tx, _approvals) = tokio::sync::mpsc::unbounded_channel();
+    let restarted = bridge_runtime::companion::Auth::new(
+        bridge_runtime::companion::CredentialStore::open(&h.db).unwrap(),
+        TestApprover(tx),
+        AuthConfig::default(),
+    )
+    .unwrap();
+    let e = restarted.authenticate(&creds.client_id, &creds.key).expect_err("refused after the restart");
+    assert_eq!(e.code, bridge_runtime::companion::ErrorCode::Unauthenticated);
+    assert!(restarted.clients().iter().all(|c| c.client_id != creds.client_id));
+    assert!(restarted.authenticate(&keep.client_id, &keep.key).is_ok(), "other clients are unaffected");
 }

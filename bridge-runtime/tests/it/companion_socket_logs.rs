@@ -70,6 +70,7 @@ async fn credentials_and_content_never_reach_the_logs() {
     bad.send_raw(format!("{{\"method\": \"session.authenticate\", \"key\": \"{}\"\n", creds.key).as_bytes()).await;
     bad.recv().await;
     h.auth.revoke(&h.engine, &creds.client_id).unwrap();
+    assert_eq!(code(&c.recv().await["error"]), "UNAUTHENTICATED", "the revoked connection is told why");
     c.expect_closed().await;
 
     let logs = text.lock().unwrap().clone();

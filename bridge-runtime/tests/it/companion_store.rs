@@ -373,3 +373,67 @@ async fn a_second_runtime_on_the_same_data_is_refused() {
     drop(f);
     assert!(SqliteStore::open(&path).is_ok(), "free once the first runtime is gone");
 }
+
+/// Whether any of the store's files (the database, its `-wal` and `-shm`) holds `needle`.
+fn files_hold(path: &Path, needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        if let Ok(bytes) = std::fs::read(&name)
+            && bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+        {
+            found.push(format!("{}", Path::new(&name).display()));
+        }
+    }
+    found
+}
+
+/// A question and its answer that carry `canary` (title, option id, and the answer).
+async fn answered_canary(f: &mut Fixture, client: &bridge_runtime::companion::ClientIdentity, canary: &str) -> String {
+    let params = json!({"title": format!("Ship {canary}?"),
+        "options": [{"id": canary, "label": "Yes"}, {"id": "no", "label": "No"}]});
+    let id = id_of(&create(&f.engine, client, create_body("interaction.choose", params, 60_000)).await);
+    expect_show(&mut f.events, &id).await;
+    f.engine.displayed(&id).unwrap();
+    f.engine.user_responded(&id, json!({"selectedId": canary})).unwrap();
+    assert_eq!(get(&f.engine, client, &id).await.unwrap()["result"]["selectedId"], canary);
+    id
+}
+
+// CP-4-16: records deleted after the retention period leave no readable copy of their question,
+// options or answer in the database file, its free pages, or the write-ahead log (old main: the
+// canary stayed readable in the file and the log).
+#[tokio::test(start_paused = true)]
+async fn expired_content_leaves_no_readable_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("companion.sqlite");
+    let a = agent("a");
+    let mut f = open_engine(&path, Clock::system());
+    let canary = "CANARY-7f3a9c21-expiry";
+    let id = answered_canary(&mut f, &a, canary).await;
+    assert!(!files_hold(&path, canary).is_empty(), "the canary was written (the test sees the files)");
+    advance_ms(DAY_MS + 1_000).await;
+    assert_eq!(get(&f.engine, &a, &id).await.unwrap_err().code, ErrorCode::ResultExpired);
+    assert_eq!(files_hold(&path, canary), Vec::<String>::new(), "an expired record is still readable");
+}
+
+// CP-4-22: a revoked client's params and results are purged and leave no readable copy in the
+// database file or its log (old main: the canary stayed readable).
+#[tokio::test(start_paused = true)]
+async fn revoked_content_leaves_no_readable_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("companion.sqlite");
+    let a = agent("a");
+    let mut f = open_engine(&path, Clock::system());
+    let canary = "CANARY-5be01d77-revoked";
+    answered_canary(&mut f, &a, canary).await;
+    // A live one too: its question is purged as it is cancelled.
+    let live =
+        json!({"title": format!("Again {canary}?"), "options": [{"id": "y", "label": "Y"}, {"id": "n", "label": "N"}]});
+    create(&f.engine, &a, create_body("interaction.choose", live, 60_000)).await;
+    assert!(!files_hold(&path, canary).is_empty());
+    f.engine.client_revoked("a");
+    settle().await;
+    assert_eq!(files_hold(&path, canary), Vec::<String>::new(), "a revoked client's content is still readable");
+}

@@ -150,6 +150,8 @@ async fn cancellation_and_errors_are_is_error_results() {
     assert_eq!(r.is_error, Some(true));
     let body = r.structured_content.clone().unwrap();
     assert_eq!(body["code"], "INVALID_PARAMS");
+    // CP-6-20: the problems travel with the code, as over the socket.
+    assert!(body["problems"].as_array().is_some_and(|p| !p.is_empty()), "INVALID_PARAMS names its problems: {body}");
     assert_eq!(only_text(&r), format!("{}\n{body}", body["message"].as_str().unwrap_or_default()));
 
     let r = s

@@ -394,7 +394,9 @@ fn profile_failure(e: profile::ProfileError) -> Failure {
 /// The failure a client error amounts to.
 fn failure(e: ClientError) -> Failure {
     match e {
-        ClientError::Untrusted(m) | ClientError::Connection(m) => Failure::new(CliCode::ConnectionFailed, m),
+        // Trying again reaches the same socket: an untrusted one stays untrusted.
+        ClientError::Untrusted(m) => Failure::new(CliCode::ConnectionFailed, m).retryable(false),
+        ClientError::Connection(m) => Failure::new(CliCode::ConnectionFailed, m),
         ClientError::Rpc(e) => Failure::from_rpc(e),
         ClientError::Protocol(m) => Failure::new(ErrorCode::InternalError, m),
         ClientError::Mismatch(m) => Failure::new(ErrorCode::InternalError, m).retryable(false),

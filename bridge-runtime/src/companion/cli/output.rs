@@ -80,7 +80,7 @@ impl Exit {
 /// | `USAGE_ERROR` | 2 | no | the command line or a request file is unusable (unreadable, over 1 MiB) |
 /// | `INVALID_REQUEST` | 2 | no | the runtime rejected the message as not a JSON-RPC request |
 /// | `PROFILE_ERROR` | 3 | no | no usable credential profile (none, several and none named, unsafe file) |
-/// | `CONNECTION_FAILED` | 4 | yes | the socket cannot be reached, or the connection broke |
+/// | `CONNECTION_FAILED` | 4 | yes (no for a socket the client does not trust) | the socket cannot be reached, or the connection broke, or the socket is not safely yours |
 /// | `PARSE_ERROR` | 5 | no | the runtime could not parse the message |
 /// | `REQUEST_FAILED` | 5 | no | the request ended `failed` (`request.terminalReason` says why) |
 /// | `REQUEST_CANCELLED` | 6 | no | the request ended `cancelled` (by the user, the runtime or another command) |

@@ -11,7 +11,7 @@ use crate::companion::protocol::params::{
 };
 use crate::companion::protocol::results::{
     Authentication, Authorization, Availability, CapabilityDescriptor, CapabilityPage, Character, CharacterList,
-    Implementation, Limits, RuntimeDescription, Style, StyleList,
+    Health, Implementation, Limits, RuntimeDescription, Style, StyleList,
 };
 use serde_json::{Value, json};
 
@@ -54,6 +54,7 @@ impl Engine {
                 max_active_per_client: count(c.max_active_per_client),
                 max_active_total: count(c.max_active_total),
                 max_records: count(c.max_records),
+                max_records_per_client: count(c.records_share()),
                 max_creates_per_minute: count(c.max_creates_per_minute),
                 default_wait_ms: c.default_wait_ms,
                 max_wait_ms: c.max_wait_ms,
@@ -61,6 +62,8 @@ impl Engine {
                 max_message_bytes: transport.map(|t| t.max_message_bytes),
                 max_unauthenticated_message_bytes: transport.map(|t| t.max_unauthenticated_message_bytes),
                 auth_timeout_ms: transport.map(|t| t.auth_timeout_ms),
+                auth_deadline_ms: transport.map(|t| t.auth_deadline_ms),
+                max_unauthenticated_connections: transport.map(|t| t.max_unauthenticated_connections),
                 max_batch_length: transport.map(|t| t.max_batch_length),
                 max_connections: transport.map(|t| t.max_connections),
                 max_in_flight_per_connection: transport.map(|t| t.max_in_flight_per_connection),
@@ -81,6 +84,12 @@ impl Engine {
             authentication: call.transport().map(|_| Authentication {
                 authenticate_method: Method::SessionAuthenticate.as_str().to_owned(),
                 pairing_method: Method::PairingRequest.as_str().to_owned(),
+            }),
+            health: self.inner.durability.failure().map(|_| Health {
+                status: "unhealthy".to_owned(),
+                reason:
+                    "The state store failed to make changes durable; nothing more is confirmed until the app restarts"
+                        .to_owned(),
             }),
         })
     }

@@ -39,6 +39,8 @@ pub(crate) struct TransportLimits {
     pub(crate) max_message_bytes: u64,
     pub(crate) max_unauthenticated_message_bytes: u64,
     pub(crate) auth_timeout_ms: u64,
+    pub(crate) auth_deadline_ms: u64,
+    pub(crate) max_unauthenticated_connections: u64,
     pub(crate) max_batch_length: u64,
     pub(crate) max_connections: u64,
     pub(crate) max_in_flight_per_connection: u64,

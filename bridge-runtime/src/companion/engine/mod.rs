@@ -42,6 +42,11 @@ pub struct EngineConfig {
     /// Stored records, terminal ones included (`maxRecords`); beyond → `QUEUE_FULL`, never an
     /// early eviction of a valid result (CP-4-19).
     pub max_records: usize,
+    /// Stored records one client may hold, terminal ones included (`maxRecordsPerClient`): its
+    /// share of `max_records`, so that one client cannot fill the store and lock the others out
+    /// for the retention period (CP-4-8); beyond → `QUEUE_FULL`, never an early eviction.
+    /// Default 1,000 (a tenth of `max_records`); above `max_records` it is `max_records`.
+    pub max_records_per_client: usize,
     /// Accepted creates per client per sliding minute (`maxCreatesPerMinute`); beyond →
     /// `RATE_LIMITED` with `retryAfterMs`.
     pub max_creates_per_minute: usize,
@@ -64,12 +69,20 @@ impl Default for EngineConfig {
             max_active_per_client: 8,
             max_active_total: 64,
             max_records: 10_000,
+            max_records_per_client: 1_000,
             max_creates_per_minute: 60,
             default_wait_ms: 30_000,
             max_wait_ms: 60_000,
             result_retention_ms: MIN_RESULT_RETENTION_MS,
             tombstone_retention_ms: 7 * MIN_RESULT_RETENTION_MS,
         }
+    }
+}
+
+impl EngineConfig {
+    /// The records one client may hold: `max_records_per_client`, at most `max_records`.
+    pub(crate) fn records_share(&self) -> usize {
+        self.max_records_per_client.min(self.max_records)
     }
 }
 
@@ -468,11 +481,19 @@ fn validate_config(c: &EngineConfig) -> Result<(), EngineError> {
     if c.result_retention_ms < MIN_RESULT_RETENTION_MS {
         return bad("result_retention_ms must be at least 24 hours (CP-4-16)");
     }
-    if c.max_active_per_client == 0 || c.max_active_total == 0 || c.max_records == 0 || c.max_creates_per_minute == 0 {
+    if c.max_active_per_client == 0
+        || c.max_active_total == 0
+        || c.max_records == 0
+        || c.max_records_per_client == 0
+        || c.max_creates_per_minute == 0
+    {
         return bad("capacity limits must be positive");
     }
     if c.max_active_per_client > c.max_active_total || c.max_active_total > c.max_records {
         return bad("limits must satisfy max_active_per_client <= max_active_total <= max_records");
+    }
+    if c.max_active_per_client > c.records_share() {
+        return bad("limits must satisfy max_active_per_client <= max_records_per_client");
     }
     if c.max_wait_ms == 0 || c.default_wait_ms > c.max_wait_ms {
         return bad("wait limits must satisfy 0 < default_wait_ms <= max_wait_ms");

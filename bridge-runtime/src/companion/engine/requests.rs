@@ -22,7 +22,8 @@ impl Engine {
     /// unknown character → `INVALID_PARAMS`; character support and reduced motion → fallback
     /// only if allowed and declared, else `UNSUPPORTED_CAPABILITY` (CP-2-28, CP-2-29); style →
     /// `UNSUPPORTED_STYLE`; `timeoutMs` outside the limits → `INVALID_PARAMS`; rate →
-    /// `RATE_LIMITED`; capacity → `QUEUE_FULL` unless an own queued evictable request can be
+    /// `RATE_LIMITED`; all records (`maxRecords`), then the client's share of them
+    /// (`maxRecordsPerClient`) → `QUEUE_FULL`; capacity → `QUEUE_FULL` unless an own queued evictable request can be
     /// evicted (CP-4-9, CP-4-10, CP-4-19); store write fails → `INTERNAL_ERROR` (CP-4-20).
     pub(super) async fn requests_create(
         &self,
@@ -165,6 +166,9 @@ impl Engine {
 
         if st.records.len() >= c.max_records {
             return Err(queue_full("maxRecords", "The runtime holds as many records as it keeps"));
+        }
+        if st.records_of(&client.id) >= c.records_share() {
+            return Err(queue_full("maxRecordsPerClient", "This client holds as many records as one client may keep"));
         }
         let per_client_full = st.active_for(&client.id) >= c.max_active_per_client;
         let total_full = st.live.len() >= c.max_active_total;

@@ -40,6 +40,21 @@ pub struct RuntimeDescription {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Authentication")]
     pub authentication: Option<Authentication>,
+    /// Present only when the runtime is unhealthy (e.g. its state store failed to sync, so it
+    /// confirms nothing until it restarts); absent means healthy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Health")]
+    pub health: Option<Health>,
+}
+
+/// `runtime.describe` `health`: why the runtime cannot do its job until it restarts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    /// `"unhealthy"`.
+    pub status: String,
+    /// What failed, for the user (no content, no credentials).
+    pub reason: String,
 }
 
 /// `runtime.describe` `implementation`.
@@ -63,6 +78,10 @@ pub struct Limits {
     pub max_active_total: u64,
     /// Stored records, terminal ones included.
     pub max_records: u64,
+    /// Stored records one client may hold, terminal ones included: its share of `maxRecords`
+    /// (beyond → `QUEUE_FULL` with `limit: "maxRecordsPerClient"`). Absent from older runtimes.
+    #[serde(default)]
+    pub max_records_per_client: u64,
     /// Accepted creates per client per sliding minute.
     pub max_creates_per_minute: u64,
     /// `waitMs` when omitted.
@@ -83,6 +102,16 @@ pub struct Limits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]
     pub auth_timeout_ms: Option<u64>,
+    /// Time a connection has from its start to authenticate (a pending `pairing.request` does
+    /// not count); then it is closed, however busy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub auth_deadline_ms: Option<u64>,
+    /// Unauthenticated connections at once, a part of `maxConnections`; beyond, a new one gets
+    /// `QUEUE_FULL` and is closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub max_unauthenticated_connections: Option<u64>,
     /// Largest batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]

@@ -33,6 +33,15 @@
 //! Calls on one connection run concurrently (up to
 //! [`ServerConfig::max_in_flight_per_connection`]), except `session.authenticate`,
 //! `pairing.request` and batches, which run in order before the next line is read. Responses to
+//! concurrent calls are written as they finish; match them by `id`.
+//!
+//! **Fair shares (CP-5-13).** Unauthenticated connections have their own cap below the total
+//! ([`ServerConfig::max_unauthenticated_connections`]) and a deadline to authenticate
+//! ([`ServerConfig::auth_deadline`]) besides the time per message, so peers that never
+//! authenticate cannot hold every slot; every `session.authenticate` attempt counts toward
+//! [`ServerConfig::max_auth_failures`], those in a batch too; a pairing is withdrawn when its
+//! connection closes, and after one that was not approved the next waits
+//! ([`super::auth::AuthConfig::pairing_backoff`]).
 
 mod session;
 mod socket;
@@ -80,11 +89,22 @@ pub struct ServerConfig {
     /// closed (`authTimeoutMs`, CP-5-13; default 5 s). A pending `pairing.request` is bounded by
     /// [`super::auth::AuthConfig::pairing_timeout`] instead.
     pub auth_timeout: Duration,
-    /// Failed `session.authenticate` calls before the connection is closed (default 3).
+    /// A connection must have authenticated this long after it was accepted, or it is closed
+    /// with `UNAUTHENTICATED`, however busy it keeps (e.g. with `runtime.describe`); the time a
+    /// `pairing.request` waits for the user does not count (`authDeadlineMs`, CP-5-13; default
+    /// 30 s).
+    pub auth_deadline: Duration,
+    /// Failed `session.authenticate` calls before the connection is closed (default 3). Every
+    /// attempt counts, those in a batch too; after the last one no key is checked.
     pub max_auth_failures: u32,
     /// Concurrent connections; beyond, a new one gets a `QUEUE_FULL` error and is closed
     /// (`maxConnections`, default 128).
     pub max_connections: usize,
+    /// Concurrent connections that have not authenticated yet, a part of `max_connections`
+    /// (at most `max_connections - 1`, so that unauthenticated peers never take every slot);
+    /// beyond, a new one gets `QUEUE_FULL` (`limit: "maxUnauthenticatedConnections"`) and is
+    /// closed (`maxUnauthenticatedConnections`, default 64: half the default total).
+    pub max_unauthenticated_connections: usize,
     /// Calls one connection may have running at once; further lines wait
     /// (`maxInFlightPerConnection`, default 16).
     pub max_in_flight_per_connection: usize,
@@ -98,8 +118,10 @@ impl Default for ServerConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_unauthenticated_message_bytes: DEFAULT_MAX_UNAUTHENTICATED_MESSAGE_BYTES,
             auth_timeout: Duration::from_secs(5),
+            auth_deadline: Duration::from_secs(30),
             max_auth_failures: 3,
             max_connections: 128,
+            max_unauthenticated_connections: 64,
             max_in_flight_per_connection: 16,
             max_batch_len: 64,
         }
@@ -157,6 +179,7 @@ impl Server {
         let transport = transport_limits(&self.config, &self.auth);
         let shared = Arc::new(Shared {
             slots: Arc::new(Semaphore::new(self.config.max_connections)),
+            unauthenticated: Arc::new(Semaphore::new(unauthenticated_share(&self.config))),
             transport,
             engine: self.engine,
             auth: self.auth,
@@ -171,20 +194,28 @@ impl Server {
                     tokio::spawn(async move {
                         let Ok(slot) = shared.slots.clone().try_acquire_owned() else {
                             tracing::warn!("companion: connection refused, too many connections");
-                            let err = CompanionError::new(ErrorCode::QueueFull, "Too many connections")
-                                .with("limit", "maxConnections");
-                            let mut stream = stream;
-                            let line = session::line_of(&jsonrpc::failure(Value::Null, err.to_jsonrpc()));
-                            let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(&line)).await;
+                            refuse(stream, "Too many connections", "maxConnections").await;
+                            return;
+                        };
+                        let Ok(unauthenticated) = shared.unauthenticated.clone().try_acquire_owned() else {
+                            tracing::warn!("companion: connection refused, too many unauthenticated connections");
+                            refuse(
+                                stream,
+                                "Too many connections waiting to authenticate",
+                                "maxUnauthenticatedConnections",
+                            )
+                            .await;
                             return;
                         };
                         let conn_id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
-                        let Ok(peer_pid) = socket::same_user_peer(&stream) else {
+                        let Ok(pid) = socket::same_user_peer(&stream) else {
                             tracing::warn!(conn_id, "companion: refused a connection from another user");
                             return;
                         };
+                        let fd = Some(std::os::fd::AsRawFd::as_raw_fd(&stream));
+                        let peer = session::Peer { pid, fd, unauthenticated: Some(unauthenticated) };
                         let (rd, wr) = stream.into_split();
-                        session::connection(shared, conn_id, rd, wr, peer_pid, kill).await;
+                        session::connection(shared, conn_id, rd, wr, peer, kill).await;
                         drop(slot);
                     });
                 }
@@ -197,6 +228,18 @@ impl Server {
     }
 }
 
+/// Answers a connection that gets no slot with `QUEUE_FULL` naming `limit`, then closes it.
+async fn refuse(mut stream: tokio::net::UnixStream, message: &str, limit: &str) {
+    let err = CompanionError::new(ErrorCode::QueueFull, message).with("limit", limit);
+    let line = session::line_of(&jsonrpc::failure(Value::Null, err.to_jsonrpc()));
+    let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(&line)).await;
+}
+
+/// The unauthenticated connections allowed at once: the configured number, below the total.
+fn unauthenticated_share(c: &ServerConfig) -> usize {
+    c.max_unauthenticated_connections.min(c.max_connections.saturating_sub(1)).max(1)
+}
+
 struct Shared {
     engine: Engine,
     auth: Auth,
@@ -204,6 +247,8 @@ struct Shared {
     /// What `runtime.describe` publishes of `config` (and of the pairing timeout).
     transport: TransportLimits,
     slots: Arc<Semaphore>,
+    /// Slots of connections that have not authenticated yet (within `slots`).
+    unauthenticated: Arc<Semaphore>,
     next_conn: AtomicU64,
 }
 
@@ -215,6 +260,8 @@ fn transport_limits(c: &ServerConfig, auth: &Auth) -> TransportLimits {
         max_message_bytes: count(c.max_message_bytes),
         max_unauthenticated_message_bytes: count(c.max_unauthenticated_message_bytes),
         auth_timeout_ms: ms(c.auth_timeout),
+        auth_deadline_ms: ms(c.auth_deadline),
+        max_unauthenticated_connections: count(unauthenticated_share(c)),
         max_batch_length: count(c.max_batch_len),
         max_connections: count(c.max_connections),
         max_in_flight_per_connection: count(c.max_in_flight_per_connection),

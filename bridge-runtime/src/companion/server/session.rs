@@ -16,10 +16,12 @@ use crate::companion::protocol::params::{NoParams, parse};
 use crate::companion::protocol::results::Session as SessionResult;
 use crate::companion::protocol::{Lane, Method, Route, route};
 use serde_json::Value;
+use std::os::fd::RawFd;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// `v` as one message line.
@@ -33,10 +35,24 @@ pub(super) fn line_of(v: &Value) -> Vec<u8> {
 struct Session {
     conn_id: u64,
     peer_pid: Option<i32>,
+    /// The socket, to notice a peer that went away while its pairing waits for the user.
+    peer_fd: Option<RawFd>,
     identity: Option<Arc<ClientIdentity>>,
     failures: u32,
-    kill: CancellationToken,
+    /// Until authenticated: when the connection must have authenticated (`authDeadlineMs`).
+    auth_deadline: Instant,
+    /// Until authenticated: the connection's place among the unauthenticated ones.
+    unauthenticated: Option<OwnedSemaphorePermit>,
+    /// Cancelled when the client's key is revoked (CP-4-22): the connection says so, then closes.
+    revoked: CancellationToken,
     _registration: Option<Registration>,
+}
+
+/// The peer and its unauthenticated slot, as the server accepted it.
+pub(super) struct Peer {
+    pub(super) pid: Option<i32>,
+    pub(super) fd: Option<RawFd>,
+    pub(super) unauthenticated: Option<OwnedSemaphorePermit>,
 }
 
 /// What the read loop does after a message.
@@ -52,7 +68,7 @@ pub(super) async fn connection<R, W>(
     conn_id: u64,
     rd: R,
     mut wr: W,
-    peer_pid: Option<i32>,
+    peer: Peer,
     kill: CancellationToken,
 ) where
     R: AsyncRead + Unpin + Send + 'static,
@@ -70,8 +86,18 @@ pub(super) async fn connection<R, W>(
         }
         let _ = wr.shutdown().await;
     });
-    let mut session =
-        Session { conn_id, peer_pid, identity: None, failures: 0, kill: kill.clone(), _registration: None };
+    let mut session = Session {
+        conn_id,
+        peer_pid: peer.pid,
+        peer_fd: peer.fd,
+        identity: None,
+        failures: 0,
+        auth_deadline: Instant::now() + shared.config.auth_deadline,
+        unauthenticated: peer.unauthenticated,
+        revoked: CancellationToken::new(),
+        _registration: None,
+    };
+    let revoked = session.revoked.clone();
     let in_flight = Arc::new(Semaphore::new(shared.config.max_in_flight_per_connection.max(1)));
     let mut tasks = JoinSet::new();
     let mut buf = Vec::new();
@@ -85,16 +111,29 @@ pub(super) async fn connection<R, W>(
             shared.config.max_unauthenticated_message_bytes
         };
         let read = jsonrpc::read_line(&mut reader, &mut buf, limit);
+        // Before authentication, each message has `auth_timeout`, and the connection as a whole
+        // until its deadline, however busy it keeps (CP-5-13).
+        let deadline = (Instant::now() + shared.config.auth_timeout).min(session.auth_deadline);
         let line = tokio::select! {
             _ = kill.cancelled() => break,
+            _ = revoked.cancelled() => break,
             r = async {
-                if authenticated { Ok(read.await) } else { tokio::time::timeout(shared.config.auth_timeout, read).await }
+                if authenticated { Ok(read.await) } else { tokio::time::timeout_at(deadline, read).await }
             } => r,
         };
+        let line = match line {
+            Ok(line) if authenticated || Instant::now() < session.auth_deadline => Ok(line),
+            Ok(_) | Err(_) => Err(()),
+        };
         let bytes = match line {
-            Err(_) => {
-                let err = CompanionError::new(ErrorCode::Unauthenticated, "Authentication timed out")
-                    .with("authTimeoutMs", shared.config.auth_timeout.as_millis() as u64);
+            Err(()) => {
+                let err = if Instant::now() >= session.auth_deadline {
+                    CompanionError::new(ErrorCode::Unauthenticated, "The connection did not authenticate in time")
+                        .with("authDeadlineMs", shared.config.auth_deadline.as_millis() as u64)
+                } else {
+                    CompanionError::new(ErrorCode::Unauthenticated, "Authentication timed out")
+                        .with("authTimeoutMs", shared.config.auth_timeout.as_millis() as u64)
+                };
                 let _ = tx.send(line_of(&jsonrpc::failure(Value::Null, err.to_jsonrpc()))).await;
                 break;
             }
@@ -111,6 +150,7 @@ pub(super) async fn connection<R, W>(
         }
         let next = tokio::select! {
             _ = kill.cancelled() => break,
+            _ = revoked.cancelled() => break,
             n = handle(&shared, &mut session, &bytes, &tx, &in_flight, &mut tasks) => n,
         };
         if let Next::Close = next {
@@ -121,6 +161,17 @@ pub(super) async fn connection<R, W>(
         tasks.abort_all();
         writer.abort();
         tracing::debug!(conn_id, "companion: connection closed by the server");
+        return;
+    }
+    if revoked.is_cancelled() {
+        // Calls in flight get no answer; the client learns why the connection ends (a
+        // connection-level error, `id: null`), not merely that it broke.
+        tasks.abort_all();
+        let err = CompanionError::new(ErrorCode::Unauthenticated, "The client's key was revoked");
+        let _ = tx.send(line_of(&jsonrpc::failure(Value::Null, err.to_jsonrpc()))).await;
+        drop(tx);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
+        tracing::debug!(conn_id, "companion: connection closed: key revoked");
         return;
     }
     // End of input (or a final error): finish what is running, answer it, then close.
@@ -176,6 +227,12 @@ async fn handle(
             let mut responses = Vec::new();
             let mut next = Next::Continue;
             for entry in entries {
+                if let (Next::Close, Entry::Call(call)) = (&next, &entry) {
+                    // The batch made the connection close (too many failed authentications):
+                    // nothing after that runs.
+                    responses.extend(respond(call.id.clone(), Err(too_many_failures())));
+                    continue;
+                }
                 let response = match entry {
                     Entry::Invalid(r) => Some(r),
                     Entry::Call(call) => match route(&call.method) {
@@ -217,6 +274,11 @@ async fn session_call(
 ) -> (Option<Value>, Next) {
     match method {
         Method::SessionAuthenticate => {
+            // Every attempt counts, one per line or many in a batch: once the limit is reached no
+            // key is checked any more on this connection.
+            if session.failures >= shared.config.max_auth_failures {
+                return (respond(call.id, Err(too_many_failures())), Next::Close);
+            }
             let outcome = authenticate(shared, session, &call.params).and_then(wire);
             let mut next = Next::Continue;
             if outcome.is_err() {
@@ -233,9 +295,35 @@ async fn session_call(
             if call.is_notification() {
                 return (None, Next::Continue);
             }
-            let outcome = shared.auth.pair(call.params, session.peer_pid).await.and_then(wire);
+            // The prompt is withdrawn when the requesting connection goes away.
+            let outcome = tokio::select! {
+                r = shared.auth.pair(call.params, session.peer_pid) => r.and_then(wire),
+                () = peer_gone(session.peer_fd) => {
+                    tracing::info!(conn_id = session.conn_id, "companion: pairing withdrawn, the connection closed");
+                    return (None, Next::Close);
+                }
+            };
+            // The time the user took does not count against the connection's deadline.
+            session.auth_deadline = Instant::now() + shared.config.auth_deadline;
             (respond(call.id, outcome), Next::Continue)
         }
+    }
+}
+
+fn too_many_failures() -> CompanionError {
+    CompanionError::new(ErrorCode::Unauthenticated, "Too many failed authentications on this connection")
+        .with("limit", "maxAuthFailures")
+}
+
+/// Completes when the peer of `fd` has closed the connection (checked a few times a second;
+/// never for a connection without a socket).
+async fn peer_gone(fd: Option<RawFd>) {
+    let Some(fd) = fd else { return std::future::pending().await };
+    loop {
+        if crate::companion::unix::peer_hung_up(fd) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
 }
 
@@ -282,7 +370,7 @@ fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Resul
     }
     let (client_id, key) = session_params(params)?;
     let (identity, registration) =
-        shared.auth.authenticate_connection(client_id, key, session.conn_id, session.kill.clone())?;
+        shared.auth.authenticate_connection(client_id, key, session.conn_id, session.revoked.clone())?;
     tracing::debug!(conn_id = session.conn_id, client_id = %identity.id, "companion: connection authenticated");
     let result = SessionResult {
         client_id: identity.id.clone(),
@@ -291,6 +379,8 @@ fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Resul
     };
     session.identity = Some(Arc::new(identity));
     session._registration = Some(registration);
+    // Authenticated: its place among the unauthenticated connections goes to the next one.
+    session.unauthenticated = None;
     Ok(result)
 }
 

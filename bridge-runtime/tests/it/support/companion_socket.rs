@@ -21,7 +21,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 pub const BOUND: Duration = Duration::from_secs(20);
 
 /// Forwards every pairing request to the test, which decides.
-pub struct TestApprover(UnboundedSender<(PairingRequest, PairingReply)>);
+pub struct TestApprover(pub UnboundedSender<(PairingRequest, PairingReply)>);
 
 impl PairingApprover for TestApprover {
     fn review(&self, request: PairingRequest, reply: PairingReply) {
