@@ -8,6 +8,7 @@ mod export_desk_companion;
 mod export_order_editor;
 mod macros;
 mod schema_rules;
+mod stdio_wire;
 mod test_kit;
 
 /// The companion tests' capabilities, characters and styles (shared with bridge-runtime's tests).

@@ -46,9 +46,12 @@ pub mod apps;
 mod companion;
 #[cfg(feature = "http")]
 mod http;
+mod inbound;
 mod mapping;
 pub(crate) mod notify;
+mod order;
 mod server;
+mod stdio;
 mod transport;
 
 /// Tool-name prefix of companion capabilities (CP-1-4).
@@ -63,4 +66,5 @@ pub use companion::{CompanionTools, tool_name as companion_tool_name};
 pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_http_on, serve_http_on_with};
 pub use mapping::{JSON_MIME, WINDOWS_URI, to_call_tool_result, to_mcp_tool, windows_resource};
 pub use server::GuiBridgeServer;
+pub use stdio::serve_stdio_on;
 pub use transport::{ServeError, serve_stdio};
