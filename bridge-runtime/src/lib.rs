@@ -105,6 +105,9 @@ pub mod __fuzz {
     /// The companion socket's input path (framing, parsing, routing, params decoding) on one
     /// byte stream, checking its properties; panics when one breaks.
     pub use crate::companion::fuzz::{JsonrpcReport, jsonrpc};
+    /// The stdio pre-layer's classifier on lines of bytes, checking its properties; panics
+    /// when one breaks.
+    pub use crate::mcp::fuzz::{PrelayerReport, prelayer};
 }
 
 /// The crate README's code, compiled as a doctest so its quick start cannot rot. (The

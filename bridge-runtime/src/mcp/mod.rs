@@ -44,6 +44,8 @@
 pub mod apps;
 #[cfg(feature = "companion")]
 mod companion;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzz;
 #[cfg(feature = "http")]
 mod http;
 mod inbound;

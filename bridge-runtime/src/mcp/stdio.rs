@@ -223,11 +223,11 @@ fn busy() -> ErrorData {
 }
 
 /// A JSON-RPC error line; `id: None` writes `"id": null`.
-fn error_line(id: Option<&RequestId>, error: &ErrorData) -> Vec<u8> {
+pub(crate) fn error_line(id: Option<&RequestId>, error: &ErrorData) -> Vec<u8> {
     line(json!({"jsonrpc": "2.0", "id": id, "error": error}))
 }
 
-fn result_line(id: &RequestId, result: &impl serde::Serialize) -> Vec<u8> {
+pub(crate) fn result_line(id: &RequestId, result: &impl serde::Serialize) -> Vec<u8> {
     line(json!({"jsonrpc": "2.0", "id": id, "result": result}))
 }
 
