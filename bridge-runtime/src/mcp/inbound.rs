@@ -149,7 +149,7 @@ fn refused(value: Value) -> Inbound {
 }
 
 /// Why a request with a usable id is not one rmcp can serve.
-fn request_problem(object: &Map<String, Value>) -> ErrorData {
+pub(crate) fn request_problem(object: &Map<String, Value>) -> ErrorData {
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return ErrorData::invalid_request("Invalid Request: jsonrpc must be \"2.0\"", None);
     }
@@ -172,7 +172,7 @@ fn request_problem(object: &Map<String, Value>) -> ErrorData {
 /// When `method` is one of MCP's client requests and `params` do not deserialize into its
 /// rmcp params type: why, for a `-32602` message (`None` for any other method, or params that
 /// fit).
-fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
+pub(crate) fn params_problem(method: &str, params: Option<&Value>) -> Option<String> {
     fn required<M: ConstString, P: DeserializeOwned>(method: &str, params: Option<&Value>) -> Option<Option<String>> {
         (method == M::VALUE).then(|| check::<P>(method, params.cloned().unwrap_or(Value::Null)))
     }
