@@ -302,8 +302,9 @@ async fn too_deep_input_is_answered() {
 }
 
 // A legitimate recursive argument within the published schema is never dropped: the schema
-// zoo's `outline` tree one level past what the parser reads is refused with validation_failed
-// naming the argument; one level less is served.
+// zoo's `outline` tree of 62 levels (128 levels of JSON in the message, one past what the
+// parser reads; it used to get no answer at all) is refused with validation_failed naming the
+// tool's argument `params` and the cap; 61 levels are served.
 #[tokio::test]
 async fn a_deep_recursive_argument_is_answered_not_dropped() {
     fn tree(levels: usize) -> Value {
@@ -314,12 +315,14 @@ async fn a_deep_recursive_argument_is_answered_not_dropped() {
         node
     }
     let mut peer = Peer::start("schema_zoo").await;
-    let answer = peer.call(1, "companion__outline_sort", json!({"title": "Sort", "outline": tree(63)})).await;
+    let args = |levels| json!({"params": {"title": "Sort", "outline": tree(levels)}, "timeoutMs": 10000});
+    let answer = peer.call(1, "companion__outline_sort", args(62)).await;
     let error = &answer["result"]["structuredContent"];
     assert_eq!(error["code"], json!("validation_failed"), "{answer}");
-    assert_eq!(error["fields"][0]["field"], json!("outline"));
-    let answer = peer.call(2, "companion__outline_sort", json!({"title": "Sort", "outline": tree(62)})).await;
-    assert!(answer["result"].is_object(), "{answer}");
+    assert_eq!(error["fields"][0]["field"], json!("params"));
+    assert!(error["message"].as_str().unwrap().contains("124"), "{error}");
+    let answer = peer.call(2, "companion__outline_sort", args(61)).await;
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
 }
 
 // A line over the 16 MiB cap is answered with its id (found in its first bytes) and skipped;
