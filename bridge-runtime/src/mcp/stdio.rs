@@ -251,6 +251,13 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     let (mut rmcp_open, mut answers_open) = (true, true);
     while rmcp_open || answers_open {
         tokio::select! {
+            // The pre-layer's answers first: one is queued before the line after it reaches
+            // rmcp, so it leaves before rmcp's reply to any later line.
+            biased;
+            answer = answers.recv(), if answers_open => match answer {
+                Some(answer) => out.write_all(&answer).await?,
+                None => answers_open = false,
+            },
             // `read_until` keeps a partial line in `buf` when the other branch wins.
             read = rmcp.read_until(b'\n', &mut buf), if rmcp_open => {
                 if read? == 0 {
@@ -265,10 +272,6 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                     buf.clear();
                 }
             }
-            answer = answers.recv(), if answers_open => match answer {
-                Some(answer) => out.write_all(&answer).await?,
-                None => answers_open = false,
-            },
         }
         // Flush once nothing more is ready to write at once.
         if !rmcp.buffer().contains(&b'\n') && answers.is_empty() {

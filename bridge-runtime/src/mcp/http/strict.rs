@@ -467,7 +467,13 @@ mod tests {
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": {}, "method": "ping"})), bad);
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"})), bad);
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": 1, "method": 5})), bad);
-        assert_eq!(invalid(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 5})), bad);
+        // Params of the wrong JSON type are -32602 (a notification's answer loses its body).
+        let bad_params = Some((StatusCode::BAD_REQUEST, ErrorCode::INVALID_PARAMS));
+        assert_eq!(invalid(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 5})), bad_params);
+        assert_eq!(
+            invalid(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": 5}})),
+            bad_params
+        );
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})), None);
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})), None);
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": 3, "result": {}})), None);
