@@ -6,6 +6,8 @@
 #     and the Python SDK's low-level server (examples/python_reference.py), same fixture, same
 #     driver (examples/stdio_driver.rs), interleaved rounds, medians, ratios, reply bytes compared;
 #   - the same call with 2 and with 200 open windows (server CPU per call);
+#   - the stdio pre-layer's cost: the same binary with `--stdio-without-prelayer` (rmcp's own
+#     stdio transport: no call order, no answers for malformed input) as server "no pre-layer";
 #   - instructions per call under callgrind (repeatable on a busy machine): the difference
 #     between a run of N1 and one of N2 calls, divided by N2 - N1 (start-up cancels out).
 # Usage: examples/bench_dispatch.sh [ROUNDS] [CALLS]   (defaults 5 and 20000)
@@ -21,12 +23,13 @@ fixture=$(mktemp -t bridge-fixture.XXXXXX.json)
 trap 'rm -f "$fixture"' EXIT
 args='{"field":"recipient","value":"Alice {n}"}'
 
-servers=(--server "$bin/order_editor" --server "$bin/rmcp_reference --fixture $fixture")
+servers=(--server "$bin/order_editor" --server "$bin/rmcp_reference --fixture $fixture"
+  --server "$bin/order_editor --stdio-without-prelayer")
 if [ -n "${BASELINE_DIR:-}" ]; then
   servers+=(--server "$BASELINE_DIR/order_editor")
 fi
 
-echo "== tools/call edit_field: bridge, hand-written rmcp reference${BASELINE_DIR:+, baseline}; 32 in flight"
+echo "== tools/call edit_field: bridge, hand-written rmcp reference, bridge without the stdio pre-layer${BASELINE_DIR:+, baseline}; 32 in flight"
 "$bin/stdio_driver" --capture "$fixture" "${servers[@]}" --tool w-A__edit_field --arguments "$args" \
   --calls "$calls" --window 32 --rounds "$rounds" | grep -v '^round'
 echo "== the same, 1 in flight"
@@ -59,7 +62,8 @@ if command -v valgrind >/dev/null; then
     sed -n 's/^summary: //p; s/^totals: //p' "$out" | head -1
     rm -f "$out"
   }
-  for name in order_editor "rmcp_reference --fixture $fixture" "order_editor --extra-editors 198"; do
+  for name in order_editor "rmcp_reference --fixture $fixture" "order_editor --stdio-without-prelayer" \
+    "order_editor --extra-editors 198"; do
     a=$(ir "$bin/$name" 500)
     b=$(ir "$bin/$name" 2500)
     echo "$name: $(( (b - a) / 2000 )) instructions/call"

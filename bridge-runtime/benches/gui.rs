@@ -187,5 +187,46 @@ fn mcp_benches(c: &mut Criterion) {
     });
 }
 
-criterion_group!(gui, benches, mcp_benches);
+/// The stdio pre-layer's cost (BENCHMARKS.md "Dispatch"): the same read-only call and the same
+/// read through `serve_stdio_on` (pre-layer: classify each line with rmcp's types, one more
+/// in-process pipe each way, a call ticket) and through rmcp's own transport on the same kind of
+/// pipe, in one run.
+fn prelayer_benches(c: &mut Criterion) {
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let bridge = Bridge::builder("bench", "0").window::<Big>().spawn_headless(|ui| {
+        for n in 0..100 {
+            ui.open(Big { n, value: "v".into() }, OpenOptions::window());
+        }
+    });
+    let (direct, prelayer) = rt.block_on(async {
+        let (server_io, client_io) = tokio::io::duplex(1 << 22);
+        mcp_support::serve(&bridge, server_io);
+        let direct = ().serve(client_io).await.unwrap();
+        let (server_io, client_io) = tokio::io::duplex(1 << 22);
+        let (read, write) = tokio::io::split(server_io);
+        tokio::spawn(bridge_runtime::mcp::serve_stdio_on(bridge.clone(), read, write));
+        (direct, ().serve(client_io).await.unwrap())
+    });
+    let mut g = c.benchmark_group("stdio_prelayer_100x20");
+    for (name, client) in [("rmcp_transport", &direct), ("prelayer", &prelayer)] {
+        g.bench_function(format!("tools_call_read_only/{name}"), |b| {
+            b.to_async(&rt)
+                .iter(|| async { black_box(client.call_tool(CallToolRequestParams::new("w-50__peek")).await.unwrap()) })
+        });
+        g.bench_function(format!("resources_read_app_windows/{name}"), |b| {
+            b.to_async(&rt).iter(|| async {
+                black_box(client.read_resource(ReadResourceRequestParams::new("app://windows")).await.unwrap())
+            })
+        });
+    }
+    g.finish();
+    rt.block_on(async move {
+        let _ = direct.cancel().await;
+        let _ = prelayer.cancel().await;
+    });
+}
+
+criterion_group!(gui, benches, mcp_benches, prelayer_benches);
 criterion_main!(gui);

@@ -23,7 +23,7 @@
 //! | `cli` | the `companion` command-line client (binary `companion`; implies `companion`) | clap |
 //! | `yaml` | `Catalog::to_yaml`, `catalog.yaml` in the export | yaml_serde |
 //! | `testing` | `testing::TestApp`: drive your windows in a plain `#[test]` as an agent would, with the GUI Bridge invariants checked on every step | nothing |
-//! | `fuzzing` | not public API: the companion socket's input path in `__internals`, for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test (implies `companion`) | nothing more |
+//! | `fuzzing` | not public API: the companion socket's input path and the stdio pre-layer's classifier in `__internals`, for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test (implies `companion`) | nothing more |
 //!
 //! Everything Unix-specific (the socket, file modes, `geteuid`) sits in modules gated by
 //! `#[cfg(unix)]`; the rest builds everywhere (`.ci/check-layers` enforces it).
@@ -140,6 +140,10 @@ pub mod __internals {
     /// `testing::TestApp` and [`schema`].
     #[cfg(all(unix, feature = "fuzzing"))]
     pub use crate::companion::fuzz::{JsonrpcReport, jsonrpc};
+    /// The stdio pre-layer's classifier on lines of bytes, checking its properties; panics
+    /// when one breaks (feature `fuzzing`).
+    #[cfg(feature = "fuzzing")]
+    pub use crate::mcp::fuzz::{PrelayerReport, prelayer};
 }
 
 /// The crate README's code, compiled as a doctest so its quick start cannot rot. (The

@@ -39,6 +39,11 @@ struct Args {
     /// cost with many windows open (BENCHMARKS.md, "Dispatch").
     #[arg(long, default_value_t = 0)]
     extra_editors: usize,
+    /// Benchmarks only (BENCHMARKS.md, "Dispatch"): serve stdio with rmcp's own transport,
+    /// without bridge's pre-layer, to measure what the pre-layer costs. Calls then run in
+    /// scheduling order and malformed input goes unanswered.
+    #[arg(long, hide = true)]
+    stdio_without_prelayer: bool,
 }
 
 #[tokio::main]
@@ -85,6 +90,15 @@ async fn main() {
             });
             eprintln!("order_editor: serving MCP at http://{addr}/mcp (Ctrl-C to stop)");
             bridge_runtime::mcp::serve_http_on(bridge, listener).await
+        }
+        None if args.stdio_without_prelayer => {
+            use rmcp::ServiceExt;
+            let served = async {
+                let running = bridge_runtime::mcp::GuiBridgeServer::new(bridge).serve(rmcp::transport::stdio()).await?;
+                running.waiting().await?;
+                Ok::<_, bridge_runtime::mcp::ServeError>(())
+            };
+            served.await
         }
         None => {
             eprintln!("order_editor: serving MCP over stdio; an MCP host talks to it on stdin/stdout (Ctrl-D to stop)");

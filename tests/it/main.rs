@@ -9,6 +9,7 @@ mod export_order_editor;
 mod log_redaction;
 mod macros;
 mod schema_rules;
+mod stdio_wire;
 mod test_kit;
 
 /// The companion tests' capabilities, characters and styles (shared with bridge-runtime's tests).

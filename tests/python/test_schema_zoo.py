@@ -148,3 +148,34 @@ async def test_call(zoo, tool, kind, case):
         mismatch = schema_mismatch(t.output_schema, body)
         assert mismatch is None, f"the isError result does not match outputSchema: {mismatch}"
     check_outcome(body, case)
+
+
+def outline(levels: int) -> dict:
+    """A chain of `levels` outline nodes: valid under the tool's recursive inputSchema."""
+    node = {"label": "leaf", "children": []}
+    for i in range(1, levels):
+        node = {"label": f"n{i}", "children": [node]}
+    return node
+
+
+async def test_a_deep_outline_is_answered_not_dropped(zoo):
+    """A recursive argument the published schema accepts, nested past what the transport's
+    parser reads (62 outline levels: 128 levels of JSON in the message), gets validation_failed
+    naming the argument and the cap; it used to get no answer, and this call hung until the
+    client's timeout. One level less is served."""
+    import anyio
+
+    with anyio.fail_after(60):
+        r = await zoo.client.call_tool(
+            "companion__outline_sort", {"params": {"title": "Sort", "outline": outline(62)}, "timeoutMs": 10000}
+        )
+    assert r.is_error
+    body = r.structured_content
+    assert body["code"] == "validation_failed", body
+    assert [f["field"] for f in body["fields"]] == ["params"], body
+    assert "124" in body["message"], body
+    with anyio.fail_after(60):
+        r = await zoo.client.call_tool(
+            "companion__outline_sort", {"params": {"title": "Sort", "outline": outline(61)}, "timeoutMs": 10000}
+        )
+    assert not r.is_error, r.structured_content

@@ -145,7 +145,7 @@ impl CompanionTools {
 pub(crate) fn unsupported(name: &str) -> CallToolResult {
     error_result(&CompanionError::new(
         ErrorCode::UnsupportedCapability,
-        format!("No companion capability behind the tool '{name}'; see tools/list"),
+        format!("No companion capability behind the tool '{}'; see tools/list", crate::model::quote::clip(name)),
     ))
 }
 

@@ -21,7 +21,9 @@
 //! It serves both protocol eras rmcp speaks: session-based 2025-11-25 (`initialize`,
 //! `resources/subscribe`) and 2026-07-28 (`server/discover`, `subscriptions/listen`).
 //!
-//! Transports: [`serve_stdio`] (GB-3-1); with the `http` feature `serve_http` /
+//! Transports: [`serve_stdio`] (GB-3-1) and [`serve_stdio_on`] (the same on any line-delimited
+//! byte stream), through a pre-layer that keeps one connection's calls in arrival order
+//! (GB-10.1-3) and answers every request rmcp would drop or misanswer; with the `http` feature `serve_http` /
 //! `serve_http_on` / `serve_http_on_with` (streamable HTTP at `/mcp`, loopback only unless
 //! `HttpOptions::allow_non_loopback`) and `http_router` to mount it in an app's own axum
 //! server; or `GuiBridgeServer::new(bridge).serve(transport)` for any rmcp transport.
@@ -44,12 +46,17 @@
 pub mod apps;
 #[cfg(feature = "companion")]
 mod companion;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzz;
 #[cfg(feature = "http")]
 mod http;
+mod inbound;
 mod log;
 mod mapping;
 pub(crate) mod notify;
+mod order;
 mod server;
+mod stdio;
 mod transport;
 
 #[cfg(feature = "companion")]
@@ -64,4 +71,5 @@ pub use mapping::WINDOWS_URI;
 pub(crate) use mapping::to_call_tool_result;
 pub(crate) use mapping::to_mcp_tool;
 pub use server::GuiBridgeServer;
+pub use stdio::serve_stdio_on;
 pub use transport::{ServeError, serve_stdio};

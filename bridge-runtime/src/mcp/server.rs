@@ -6,9 +6,11 @@ use super::apps::{self, AppViews};
 use super::companion::CompanionTools;
 use super::mapping::{list_resources, read_windows, to_call_tool_result, to_mcp_tool};
 use super::notify::{Connection, Revs};
+use super::order::CallOrder;
 #[cfg(feature = "companion")]
 use crate::catalog::claims_companion;
 use crate::gui::{Bridge, Published};
+use crate::model::quote::clip;
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -45,6 +47,8 @@ pub struct GuiBridgeServer {
     /// The MCP Apps view table, shared by every connection made from this value.
     views: Arc<AppViews>,
     conn: Arc<Connection>,
+    /// The connection's call tickets, when its transport takes them (stdio).
+    order: Option<Arc<CallOrder>>,
 }
 
 impl GuiBridgeServer {
@@ -56,6 +60,7 @@ impl GuiBridgeServer {
             companion: None,
             views: Arc::default(),
             conn: Arc::new(Connection::new()),
+            order: None,
         }
     }
 
@@ -73,6 +78,13 @@ impl GuiBridgeServer {
     /// The bridge this server exposes.
     pub fn bridge(&self) -> &Bridge {
         &self.bridge
+    }
+
+    /// Runs this connection's calls in the order of the tickets its transport takes in
+    /// `order` (the stdio pre-layer).
+    pub(crate) fn with_call_order(mut self, order: Arc<CallOrder>) -> Self {
+        self.order = Some(order);
+        self
     }
 
     fn now(&self) -> Revs {
@@ -95,6 +107,7 @@ impl Clone for GuiBridgeServer {
             companion: self.companion.clone(),
             views: self.views.clone(),
             conn: Arc::new(Connection::new()),
+            order: None,
         }
     }
 }
@@ -198,15 +211,15 @@ impl ServerHandler for GuiBridgeServer {
                 ErrorData::resource_not_found(
                     format!(
                         "No view '{}': view URIs change with each build; list tools to get the current one",
-                        request.uri
+                        clip(&request.uri)
                     ),
-                    Some(json!({ "uri": request.uri })),
+                    Some(json!({ "uri": clip(&request.uri) })),
                 )
             })?
         } else {
             return Err(ErrorData::resource_not_found(
-                format!("No resource '{}': the only resource is {WINDOWS_URI}", request.uri),
-                Some(json!({ "uri": request.uri })),
+                format!("No resource '{}': the only resource is {WINDOWS_URI}", clip(&request.uri)),
+                Some(json!({ "uri": clip(&request.uri) })),
             ));
         };
         result.meta = Some(meta);
@@ -223,8 +236,8 @@ impl ServerHandler for GuiBridgeServer {
     ) -> Result<(), ErrorData> {
         if request.uri != WINDOWS_URI {
             return Err(ErrorData::invalid_params(
-                format!("Cannot subscribe to '{}': the only resource is {WINDOWS_URI}", request.uri),
-                Some(json!({ "uri": request.uri })),
+                format!("Cannot subscribe to '{}': the only resource is {WINDOWS_URI}", clip(&request.uri)),
+                Some(json!({ "uri": clip(&request.uri) })),
             ));
         }
         self.conn.legacy_subscribe(self.now()).await;
@@ -244,8 +257,8 @@ impl ServerHandler for GuiBridgeServer {
     ) -> Result<(), ErrorData> {
         if request.uri != WINDOWS_URI {
             return Err(ErrorData::invalid_params(
-                format!("Not subscribed to '{}': the only resource is {WINDOWS_URI}", request.uri),
-                Some(json!({ "uri": request.uri })),
+                format!("Not subscribed to '{}': the only resource is {WINDOWS_URI}", clip(&request.uri)),
+                Some(json!({ "uri": clip(&request.uri) })),
             ));
         }
         self.conn.legacy_unsubscribe().await;
@@ -352,6 +365,15 @@ impl ServerHandler for GuiBridgeServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Calls of one connection take effect in arrival order (GB-10.1-3); one cancelled
+        // before its turn never runs (rmcp drops the answer of a cancelled request).
+        let _turn = match &self.order {
+            Some(order) => match order.turn(&context.id, &context.ct).await {
+                Some(turn) => Some(turn),
+                None => return Err(ErrorData::invalid_request("Request cancelled before it started", None)),
+            },
+            None => None,
+        };
         let args = request.arguments.unwrap_or_default();
         let mut meta = apps::server_info_meta(self.bridge.identity());
         let listed = Published::listed(&self.bridge.published(), &request.name);
@@ -361,6 +383,9 @@ impl ServerHandler for GuiBridgeServer {
         {
             let resolved = companion.resolve(&request.name);
             if resolved.is_some() || claims_companion(&request.name) {
+                // A companion call may wait long (for the user): it starts in order but does not
+                // hold the connection's later calls back.
+                drop(_turn);
                 let mut result = match resolved {
                     Some(cap) => companion.call_resolved(&cap, args).await,
                     None => super::companion::unsupported(&request.name),

@@ -1,7 +1,6 @@
 //! The ready-made stdio transport (GB-3-1) and the errors of every transport.
 
 use super::GuiBridgeServer;
-use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
 use std::net::SocketAddr;
 
@@ -37,9 +36,12 @@ impl From<ServerInitializeError> for ServeError {
 /// and app actions).
 ///
 /// Nothing else may write to stdout meanwhile; log with `tracing` to stderr.
+///
+/// Every line passes the stdio pre-layer first ([`serve_stdio_on`](super::serve_stdio_on)):
+/// one connection's calls take effect in the order they arrived, a call cancelled before its
+/// turn never runs, and every request gets an honest answer (`-32700`, `-32600`, `-32602`,
+/// behind a storm guard for answers without an id).
 pub async fn serve_stdio(server: impl Into<GuiBridgeServer>) -> Result<(), ServeError> {
-    let running = server.into().serve(rmcp::transport::stdio()).await?;
-    let reason = running.waiting().await?;
-    tracing::debug!(?reason, "stdio MCP session ended");
-    Ok(())
+    let (stdin, stdout) = rmcp::transport::stdio();
+    super::serve_stdio_on(server, stdin, stdout).await
 }

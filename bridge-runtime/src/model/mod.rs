@@ -8,6 +8,7 @@ mod action_error;
 mod block;
 mod error;
 pub(crate) mod json;
+pub(crate) mod quote;
 mod secret;
 
 pub use action_error::ActionError;

@@ -109,3 +109,33 @@ fn fuzz_corpus_schema_pipeline_rules_and_idempotence_gb_5_2_3() {
     }
     assert!(total.compiled > 0 && total.valid > 0 && total.invalid > 0, "{total:?}");
 }
+
+// JSON-RPC 2.0 §4–5, MA-8-2, GB-7.4-3: the stdio pre-layer forwards only what rmcp reads (a
+// call with the id rmcp reads), never answers a notification or a response, answers everything
+// else with a well-formed, coded, bounded error; the corpus reaches every class.
+#[test]
+fn fuzz_corpus_prelayer_answers_ma_8_2() {
+    let mut total = bridge_runtime::__internals::PrelayerReport::default();
+    for (name, data) in corpus("prelayer") {
+        let r = replay("prelayer", &name, &data, bridge_runtime::__internals::prelayer);
+        total.lines += r.lines;
+        total.forwarded += r.forwarded;
+        total.calls += r.calls;
+        total.replies += r.replies;
+        total.refused_calls += r.refused_calls;
+        total.unidentified += r.unidentified;
+        total.silent += r.silent;
+        total.oversized += r.oversized;
+    }
+    for (class, n) in [
+        ("forwarded", total.forwarded),
+        ("calls", total.calls),
+        ("replies", total.replies),
+        ("refused_calls", total.refused_calls),
+        ("unidentified", total.unidentified),
+        ("silent", total.silent),
+        ("oversized", total.oversized),
+    ] {
+        assert!(n > 0, "the prelayer corpus no longer reaches {class}: {total:?}");
+    }
+}

@@ -32,6 +32,7 @@ mod mcp_handshake;
 mod mcp_http;
 mod mcp_leak;
 mod mcp_sessions;
+mod mcp_stdio;
 mod mcp_stress;
 mod mcp_tools;
 mod openrpc;

@@ -296,6 +296,30 @@ async fn shape_is_checked_before_routing_headers() {
     );
 }
 
+// Params or arguments of the wrong JSON type get -32602 with the request's id (rmcp took a
+// `tools/call` whose `arguments` or `name` had the wrong type for a custom method and answered
+// -32601 "Method not found"); a notification with them still gets no body (MA-8-4).
+#[tokio::test]
+async fn wrong_json_types_get_invalid_params() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    for params in [
+        json!({"name": "w-1__set_recipient", "arguments": [], "_meta": modern_meta()}),
+        json!({"name": "w-1__set_recipient", "arguments": "text", "_meta": modern_meta()}),
+        json!({"name": 5, "_meta": modern_meta()}),
+        json!(5),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params});
+        let name = params.get("name").and_then(Value::as_str).unwrap_or("x").to_owned();
+        let r = post(&url, "tools/call", &[("Mcp-Name", name.as_str())], body.to_string().as_bytes()).await;
+        assert_jsonrpc_error(&r, 400, -32602, json!(9));
+    }
+    let notification = json!({"jsonrpc": "2.0", "method": "tools/call", "params": 5});
+    let r = post(&url, "tools/call", &[], notification.to_string().as_bytes()).await;
+    assert_eq!(r.status, 400);
+    assert!(r.body.is_empty(), "{}", r.text());
+}
+
 // MA-6-4: with a well-formed body, rmcp's header/body comparison still answers -32020 (HTTP
 // 400) for each pair: Mcp-Method ↔ method, Mcp-Name ↔ params.name, MCP-Protocol-Version ↔
 // _meta protocolVersion. MA-8-1 step 3 comes after: an agreed but unknown version is -32022.

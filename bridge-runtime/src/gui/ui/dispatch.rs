@@ -8,6 +8,7 @@ use crate::catalog::{ActionSpec, ToolName, WINDOW_TOOL_SHAPE, claimed};
 use crate::gui::context::{ActionContext, Op};
 use crate::gui::published::ToolEntry;
 use crate::gui::window::AnyActions;
+use crate::model::quote::clip;
 use crate::model::{ActionError, ErrorCode, ToolError, ToolResult};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -115,7 +116,7 @@ impl Ui {
                 Some(i) => (Subject::Window(i), action.as_str()),
                 None => {
                     let why = if self.ids.ever_used(id) { "was closed" } else { "does not exist" };
-                    return Err(ToolError::new(ErrorCode::WindowNotFound, format!("Window '{id}' {why}")));
+                    return Err(ToolError::new(ErrorCode::WindowNotFound, format!("Window '{}' {why}", clip(id))));
                 }
             },
             ToolName::Companion { .. } => return Err(no_such_tool(&tool.to_string())),
@@ -233,7 +234,10 @@ impl Checked<'_> {
         }
         let owner = self.owner;
         let Some(spec) = self.actions.iter().find(|a| a.name == action) else {
-            return Err(ToolError::new(ErrorCode::ActionNotAvailable, format!("'{owner}' has no action '{action}'")));
+            return Err(ToolError::new(
+                ErrorCode::ActionNotAvailable,
+                format!("'{owner}' has no action '{}'", clip(action)),
+            ));
         };
         if let Some(why) = self.failed.filter(|_| !by_user) {
             return Err(ToolError::new(ErrorCode::ActionNotAvailable, format!("'{action}' is not available: {why}")));
@@ -261,7 +265,10 @@ impl Checked<'_> {
 
 /// A name that is neither listed nor spelled as a tool name.
 fn no_such_tool(name: &str) -> ToolError {
-    ToolError::new(ErrorCode::WindowNotFound, format!("No tool named '{name}': tool names are {WINDOW_TOOL_SHAPE}"))
+    ToolError::new(
+        ErrorCode::WindowNotFound,
+        format!("No tool named '{}': tool names are {WINDOW_TOOL_SHAPE}", clip(name)),
+    )
 }
 
 /// `expectedVersion` present on a tool that declares it: a version (an integer from 1 to

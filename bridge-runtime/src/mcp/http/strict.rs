@@ -10,7 +10,10 @@
 //!     (`id: null`). rmcp answers 415 with plain text.
 //!   - JSON, but not an MCP JSON-RPC message (a batch, no `"jsonrpc": "2.0"`, an `id` that is
 //!     neither a string nor an integer, a non-string `method`, anything rmcp's own
-//!     [`ClientJsonRpcMessage`] refuses): HTTP 400, `-32600` Invalid Request.
+//!     [`ClientJsonRpcMessage`] refuses): HTTP 400, `-32600` Invalid Request; params or
+//!     arguments of the wrong JSON type (`"params": 5`, `"arguments": []`, `"name": 5`, also
+//!     where rmcp would take a known method for a custom one and answer `-32601`): HTTP 400,
+//!     `-32602` Invalid params, decided by the stdio pre-layer's rules with rmcp's types.
 //!   - `params._meta` neither an object nor `null` (which rmcp reads as absent),
 //!     `io.modelcontextprotocol/protocolVersion` not a string or
 //!     `io.modelcontextprotocol/clientCapabilities` not a capability object: HTTP 400, `-32602`
@@ -40,12 +43,13 @@
 //! [`StreamableHttpService`]: rmcp::transport::StreamableHttpService
 
 use super::sessions::BoundedSessions;
+use crate::mcp::inbound::{params_problem, request_problem};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
-use rmcp::model::{ClientCapabilities, ClientJsonRpcMessage, ErrorCode};
+use rmcp::model::{ClientCapabilities, ClientJsonRpcMessage, ClientRequest, ErrorCode, JsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde::Deserialize;
 use serde_json::Value;
@@ -306,10 +310,26 @@ fn check_message(value: &Value) -> Result<(), WireError> {
     if let Some(meta) = object.get("params").and_then(|params| params.get("_meta")).filter(|meta| !meta.is_null()) {
         check_meta(meta)?;
     }
-    // Whatever else rmcp's own message type refuses is refused here, before the headers too.
-    ClientJsonRpcMessage::deserialize(value)
-        .map(|_| ())
-        .map_err(|e| WireError::invalid_request(format!("Invalid Request: not an MCP JSON-RPC message: {e}")))
+    // Whatever else rmcp's own message type refuses is refused here, before the headers too:
+    // params of the wrong JSON type as -32602, as over stdio (the stdio pre-layer's rules,
+    // `mcp::inbound`), the rest as -32600. A known method rmcp would take for a custom one
+    // (its params did not fit) is -32602 too, not rmcp's -32601.
+    match ClientJsonRpcMessage::deserialize(value) {
+        Ok(JsonRpcMessage::Request(request)) => match &request.request {
+            ClientRequest::CustomRequest(custom) => match params_problem(&custom.method, custom.params.as_ref()) {
+                Some(problem) => Err(WireError::invalid_params(problem)),
+                None => Ok(()),
+            },
+            _ => Ok(()),
+        },
+        Ok(_) => Ok(()),
+        Err(e) => match request_problem(object) {
+            wrong_params if wrong_params.code == ErrorCode::INVALID_PARAMS => {
+                Err(WireError::invalid_params(wrong_params.message))
+            }
+            _ => Err(WireError::invalid_request(format!("Invalid Request: not an MCP JSON-RPC message: {e}"))),
+        },
+    }
 }
 
 /// The request `_meta` keys MA-8-1 names: protocol version a string, capabilities an object
@@ -447,7 +467,13 @@ mod tests {
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": {}, "method": "ping"})), bad);
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"})), bad);
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": 1, "method": 5})), bad);
-        assert_eq!(invalid(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 5})), bad);
+        // Params of the wrong JSON type are -32602 (a notification's answer loses its body).
+        let bad_params = Some((StatusCode::BAD_REQUEST, ErrorCode::INVALID_PARAMS));
+        assert_eq!(invalid(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 5})), bad_params);
+        assert_eq!(
+            invalid(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": 5}})),
+            bad_params
+        );
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": "a", "method": "ping"})), None);
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})), None);
         assert_eq!(invalid(json!({"jsonrpc": "2.0", "id": 3, "result": {}})), None);

@@ -1,0 +1,354 @@
+//! The example servers over real stdio, played by a hostile or careless client: calls written
+//! at once take effect in the order they arrived (GB-10.1-3), and every line gets the answer
+//! it deserves, or none when it must get none (MA-8-2). The binaries are the built examples
+//! (`cargo build --examples`; `BRIDGE_EXAMPLES_DIR` points at another build's
+//! `target/<profile>/examples`, e.g. an older one, to see which of these fail there).
+//!
+//! Tests assert orders and codes, never times; a deadline only turns a missing answer into a
+//! failure instead of a hang.
+
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// Longest wait for one line before the test fails as "no answer".
+const NO_ANSWER: Duration = Duration::from_secs(30);
+
+fn examples_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("BRIDGE_EXAMPLES_DIR") {
+        return dir.into();
+    }
+    // target/debug/deps/it-… → target/debug/examples
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().and_then(|p| p.parent()).unwrap().join("examples")
+}
+
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+impl Peer {
+    /// Starts an example and completes the legacy handshake.
+    async fn start(example: &str) -> Self {
+        let path = examples_dir().join(example);
+        let mut child = Command::new(&path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e} (`cargo build --examples` first)", path.display()));
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut peer = Peer { child, stdin, lines };
+        peer.send(&json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attacker", "version": "0"}}}))
+            .await;
+        let init = peer.answer(&json!("init")).await;
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        peer
+    }
+
+    async fn write(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    async fn send(&mut self, message: &Value) {
+        self.write(format!("{message}\n").as_bytes()).await;
+    }
+
+    /// The next line the server writes.
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(NO_ANSWER, self.lines.next_line())
+            .await
+            .expect("no answer from the server")
+            .unwrap()
+            .expect("the server closed stdout");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// The next answer (notifications skipped).
+    async fn next_answer(&mut self) -> Value {
+        loop {
+            let message = self.next().await;
+            if message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+
+    /// The answer to `id`, which must be the next answer.
+    async fn answer(&mut self, id: &Value) -> Value {
+        let message = self.next_answer().await;
+        assert_eq!(&message["id"], id, "answers came out of order: {message}");
+        message
+    }
+
+    async fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}))
+            .await;
+        self.answer(&json!(id)).await
+    }
+
+    /// `app://windows` as JSON.
+    async fn windows(&mut self, id: i64) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": "app://windows"}}))
+            .await;
+        let answer = self.answer(&json!(id)).await;
+        serde_json::from_str(answer["result"]["contents"][0]["text"].as_str().expect("text content")).unwrap()
+    }
+
+    /// A `ping` and its answer: everything written before it has been read and handled.
+    async fn ping(&mut self, id: i64) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).await;
+        let answer = self.next_answer().await;
+        assert_eq!(answer["id"], json!(id), "an answer nobody should have got came first: {answer}");
+    }
+}
+
+fn tool_call(id: i64, tool: &str, arguments: Value) -> String {
+    format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+    )
+}
+
+fn summary(windows: &Value, id: &str) -> String {
+    let window = windows["windows"].as_array().unwrap().iter().find(|w| w["id"] == id).expect("window");
+    window["summary"].as_str().unwrap().to_owned()
+}
+
+// GB-10.1-3: ten `edit_field` calls written at once on one connection take effect in arrival
+// order: the form ends with the tenth value, round after round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_edits_written_at_once_leave_the_tenth_value_gb_10_1_3() {
+    let mut peer = Peer::start("order_editor").await;
+    for round in 0..5i64 {
+        let batch: String = (1..=10)
+            .map(|n| {
+                tool_call(
+                    round * 100 + n,
+                    "w-A__edit_field",
+                    json!({"field": "recipient", "value": format!("R{round}-{n}")}),
+                )
+            })
+            .collect();
+        peer.write(batch.as_bytes()).await;
+        let mut answered = Vec::new();
+        for _ in 0..10 {
+            let answer = peer.next_answer().await;
+            assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+            answered.push(answer["id"].as_i64().unwrap());
+        }
+        // Answers may leave in any order (MCP does not order them); effects may not.
+        answered.sort();
+        let expected: Vec<i64> = (1..=10).map(|n| round * 100 + n).collect();
+        assert_eq!(answered, expected);
+        let windows = peer.windows(round * 100 + 99).await;
+        assert!(
+            summary(&windows, "w-A").contains(&format!("for R{round}-10,")),
+            "round {round}: the form does not hold the tenth value: {}",
+            summary(&windows, "w-A")
+        );
+    }
+}
+
+// GB-10.1-3: a use, a close, a use, a close of one window, written at once: the first close
+// succeeds and what follows it finds the window gone (never the other way round).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn use_close_use_close_first_close_succeeds_gb_10_1_3() {
+    let mut peer = Peer::start("order_editor").await;
+    let rows = json!({"offset": 0, "limit": 1});
+    let batch = [
+        tool_call(1, "w-C__load_rows", rows.clone()),
+        tool_call(2, "w-C__close", json!({})),
+        tool_call(3, "w-C__load_rows", rows),
+        tool_call(4, "w-C__close", json!({})),
+    ]
+    .concat();
+    peer.write(batch.as_bytes()).await;
+    let mut codes = vec![String::new(); 4];
+    for _ in 1..=4 {
+        let answer = peer.next_answer().await;
+        let id = answer["id"].as_i64().unwrap() as usize;
+        codes[id - 1] = answer["result"]["structuredContent"]["code"].as_str().unwrap_or("ok").to_owned();
+    }
+    assert_eq!(codes, ["ok", "ok", "window_not_found", "window_not_found"]);
+}
+
+// GB-7.4-3 through JSON-RPC: params or arguments of the wrong JSON type get -32602 with the
+// request's id (rmcp took them for custom methods and answered -32601 "Method not found";
+// `"params": 5` got -32600 without an id).
+#[tokio::test]
+async fn wrong_json_types_get_invalid_params_with_the_id() {
+    let mut peer = Peer::start("order_editor").await;
+    let cases = [
+        json!({"name": "w-A__focus", "arguments": []}),
+        json!({"name": "w-A__focus", "arguments": "text"}),
+        json!({"name": 5}),
+        json!(5),
+    ];
+    for (i, params) in cases.into_iter().enumerate() {
+        let id = 10 + i as i64;
+        peer.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})).await;
+        let answer = peer.answer(&json!(id)).await;
+        assert_eq!(answer["error"]["code"], json!(-32602), "{params}: {answer}");
+    }
+    // A known method's params of the wrong type, outside tools/call.
+    peer.send(&json!({"jsonrpc": "2.0", "id": 20, "method": "resources/read", "params": {"uri": []}})).await;
+    assert_eq!(peer.answer(&json!(20)).await["error"]["code"], json!(-32602));
+    // An invalid request keeps its id.
+    peer.send(&json!({"jsonrpc": "2.0", "id": "m", "method": 5})).await;
+    let answer = peer.answer(&json!("m")).await;
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    // A real unknown method is still rmcp's -32601.
+    peer.send(&json!({"jsonrpc": "2.0", "id": 21, "method": "no/such"})).await;
+    assert_eq!(peer.answer(&json!(21)).await["error"]["code"], json!(-32601));
+}
+
+// JSON-RPC 2.0 §5.1: input that is not JSON, or not UTF-8, gets -32700 with a null id.
+#[tokio::test]
+async fn a_line_that_is_not_json_gets_a_parse_error() {
+    let mut peer = Peer::start("order_editor").await;
+    peer.write(b"this is not JSON\n").await;
+    let answer = peer.next_answer().await;
+    assert_eq!(answer["error"]["code"], json!(-32700), "{answer}");
+    assert_eq!(answer["id"], Value::Null);
+    assert!(answer.as_object().unwrap().contains_key("id"), "the id is null, not missing: {answer}");
+    peer.ping(1).await;
+}
+
+// The storm guard: a peer that writes its logs (or our own answers) into the pipe gets at most
+// a handful of answers, and nothing for a line shaped as a response or error.
+#[tokio::test]
+async fn log_lines_and_echoed_errors_do_not_start_a_storm() {
+    let mut peer = Peer::start("order_editor").await;
+    let mut junk = String::new();
+    for i in 0..50 {
+        junk.push_str(&format!("2026-12-03T05:28:48Z INFO log line {i}\n"));
+        junk.push_str("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}\n");
+    }
+    peer.write(junk.as_bytes()).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": "after", "method": "ping"})).await;
+    let mut parse_errors = 0;
+    loop {
+        let answer = peer.next_answer().await;
+        if answer["id"] == json!("after") {
+            break;
+        }
+        assert_eq!(answer["error"]["code"], json!(-32700), "{answer}");
+        parse_errors += 1;
+    }
+    assert!((1..=8).contains(&parse_errors), "{parse_errors} answers to 50 log lines");
+}
+
+// MA-8-2: a notification is never answered, valid or not; neither is a response.
+#[tokio::test]
+async fn notifications_and_responses_get_no_answer_ma_8_2() {
+    let mut peer = Peer::start("order_editor").await;
+    for line in [
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 5}),
+        json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": 5}}),
+        json!({"jsonrpc": "2.0", "method": "no/such", "params": []}),
+        json!({"jsonrpc": "1.0", "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 77, "result": {}}),
+        json!({"jsonrpc": "2.0", "id": 78, "error": {"code": 1, "message": "x"}}),
+    ] {
+        peer.send(&line).await;
+    }
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    peer.write(format!("{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{{\"a\":{deep}}}}}\n").as_bytes()).await;
+    peer.ping(1).await;
+}
+
+// A line nested deeper than the parser reads is answered: a request with its id, anything
+// else with a parse error; a tools/call one with validation_failed naming the cap.
+#[tokio::test]
+async fn too_deep_input_is_answered() {
+    let mut peer = Peer::start("order_editor").await;
+    let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+    peer.write(format!("{deep}\n").as_bytes()).await;
+    let answer = peer.next_answer().await;
+    assert_eq!(answer["error"]["code"], json!(-32700), "{answer}");
+    peer.write(
+        tool_call(5, "w-A__edit_field", json!({"field": "recipient", "value": "x"})).replace("\"x\"", &deep).as_bytes(),
+    )
+    .await;
+    let answer = peer.answer(&json!(5)).await;
+    let error = &answer["result"]["structuredContent"];
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    assert_eq!(error["code"], json!("validation_failed"));
+    assert_eq!(error["fields"][0]["field"], json!("value"));
+    assert!(error["message"].as_str().unwrap().contains("124"), "{error}");
+    let read = format!(
+        r#"{{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{{"uri":"app://windows","x":{deep}}}}}"#
+    );
+    peer.write(format!("{read}\n").as_bytes()).await;
+    assert_eq!(peer.answer(&json!(6)).await["error"]["code"], json!(-32602));
+}
+
+// A legitimate recursive argument within the published schema is never dropped: the schema
+// zoo's `outline` tree of 62 levels (128 levels of JSON in the message, one past what the
+// parser reads; it used to get no answer at all) is refused with validation_failed naming the
+// tool's argument `params` and the cap; 61 levels are served.
+#[tokio::test]
+async fn a_deep_recursive_argument_is_answered_not_dropped() {
+    fn tree(levels: usize) -> Value {
+        let mut node = json!({"label": "leaf", "children": []});
+        for i in 1..levels {
+            node = json!({"label": format!("n{i}"), "children": [node]});
+        }
+        node
+    }
+    let mut peer = Peer::start("schema_zoo").await;
+    let args = |levels| json!({"params": {"title": "Sort", "outline": tree(levels)}, "timeoutMs": 10000});
+    let answer = peer.call(1, "companion__outline_sort", args(62)).await;
+    let error = &answer["result"]["structuredContent"];
+    assert_eq!(error["code"], json!("validation_failed"), "{answer}");
+    assert_eq!(error["fields"][0]["field"], json!("params"));
+    assert!(error["message"].as_str().unwrap().contains("124"), "{error}");
+    let answer = peer.call(2, "companion__outline_sort", args(61)).await;
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+}
+
+// A line over the 16 MiB cap is answered with its id (found in its first bytes) and skipped;
+// the connection goes on.
+#[tokio::test]
+async fn an_oversized_line_is_answered_and_skipped() {
+    let mut peer = Peer::start("order_editor").await;
+    let mut line =
+        br#"{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"w-A__focus","arguments":{"pad":""#
+            .to_vec();
+    line.resize(line.len() + 17 * 1024 * 1024, b'a');
+    line.extend_from_slice(b"\"}}}\n");
+    peer.write(&line).await;
+    let answer = peer.answer(&json!("big")).await;
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    peer.ping(1).await;
+}
+
+// Error messages quote a bounded prefix of what they echo: a 100 KB tool name is not sent back
+// whole.
+#[tokio::test]
+async fn a_huge_tool_name_is_not_echoed_whole() {
+    let mut peer = Peer::start("order_editor").await;
+    let name = format!("w-A__{}", "x".repeat(100_000));
+    let answer = peer.call(1, &name, json!({})).await;
+    let text = answer.to_string();
+    assert!(text.len() < 2_000, "{} bytes of answer", text.len());
+    assert_eq!(answer["result"]["isError"], json!(true));
+}
