@@ -352,3 +352,24 @@ async fn a_huge_tool_name_is_not_echoed_whole() {
     assert!(text.len() < 2_000, "{} bytes of answer", text.len());
     assert_eq!(answer["result"]["isError"], json!(true));
 }
+
+// GB-7.1-2, GB-4.2-8: over the wire, an `expectedVersion` of 0 or a negative int64 is a version
+// that differs from the window's, so the write is `stale_state` with `currentVersion`, and the
+// window is unchanged (it was `validation_failed`); `null` means absent and the write goes ahead.
+#[tokio::test]
+async fn expected_version_zero_or_negative_is_stale_state() {
+    let mut peer = Peer::start("order_editor").await;
+    let before = peer.windows(1).await;
+    for (id, expected) in [(2, json!(0)), (3, json!(-7)), (4, json!(-1.0))] {
+        let answer = peer
+            .call(id, "w-A__edit_field", json!({"field": "recipient", "value": "Mallory", "expectedVersion": expected}))
+            .await;
+        let error = &answer["result"]["structuredContent"];
+        assert_eq!(error["code"], json!("stale_state"), "{expected}: {answer}");
+        assert!(error["currentVersion"].is_i64(), "{answer}");
+    }
+    assert_eq!(peer.windows(5).await, before, "nothing was written");
+    let answer =
+        peer.call(6, "w-A__edit_field", json!({"field": "recipient", "value": "Ann", "expectedVersion": null})).await;
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+}

@@ -461,24 +461,33 @@ proptest! {
     }
 }
 
-// GB-7.1-2, OQ-GB-21, issue #6: an expectedVersion that is a version (an integer 1 ..= 2^53-1, in
-// any JSON form) other than the current one is stale_state, checked before the other arguments;
-// anything else is validation_failed, as the declared schema says; nothing is written either
-// way. A read-only action declares no expectedVersion, so sending one is an unknown parameter.
+// GB-7.1-2, GB-4.2-8, OQ-GB-21: an expectedVersion that is an int64 (in any JSON form: 5, 5.0),
+// 0 and negative numbers included, other than the current version is stale_state, checked
+// before the other arguments; anything else (a fraction, an integer beyond int64, another type)
+// is validation_failed; nothing is written either way. A read-only action declares no expectedVersion, so sending one is an unknown parameter.
 #[test]
 fn expected_version_cannot_be_bypassed() {
     let (_b, mut o) = owner();
     let ui = o.ui();
     let a = ui.open(Doc::new("A"), OpenOptions::window());
     let v = ui.snapshot().windows[0].version;
-    for stale in [json!(v + 4), json!((v + 4) as f64), json!(9_007_199_254_740_991_i64)] {
+    for stale in [
+        json!(v + 4),
+        json!((v + 4) as f64),
+        json!(9_007_199_254_740_991_i64),
+        json!(0),
+        json!(-1),
+        json!(-5.0),
+        json!(i64::MAX),
+        json!(i64::MIN),
+    ] {
         let err = ui
             .call_tool(&format!("{a}__set_text"), args(json!({"text": 7, "expectedVersion": stale})), false)
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::StaleState, "{stale}");
         assert_eq!(err.current_version, Some(v));
     }
-    for bad in [json!(1e30), json!(u64::MAX), json!(-1), json!(0), json!(v as f64 + 0.5), json!("1"), json!([v])] {
+    for bad in [json!(1e30), json!(-1e30), json!(u64::MAX), json!(v as f64 + 0.5), json!("1"), json!([v])] {
         let err = ui
             .call_tool(&format!("{a}__set_text"), args(json!({"text": "x", "expectedVersion": bad})), false)
             .unwrap_err();

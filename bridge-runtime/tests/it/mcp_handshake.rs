@@ -143,6 +143,9 @@ async fn tools_list_maps_every_field() {
     );
     assert_eq!(wire["inputSchema"]["type"], "object");
     assert_eq!(wire["inputSchema"]["properties"]["expectedVersion"]["type"], "integer");
+    // Any int64 other than the current version is stale_state, so the schema sets no bounds.
+    let expected_version = wire["inputSchema"]["properties"]["expectedVersion"].as_object().unwrap();
+    assert!(!expected_version.contains_key("minimum") && !expected_version.contains_key("maximum"));
     assert_eq!(wire["inputSchema"]["required"], json!(["recipient"]));
     assert_eq!(wire["outputSchema"]["type"], "object");
     assert!(wire["outputSchema"]["properties"]["openedWindowIds"].is_object());

@@ -246,9 +246,9 @@ fn unite(existing: &mut Value, other: Value, all: bool) {
     *existing = json!({ keyword: [existing.take(), other] });
 }
 
-/// Adds `expectedVersion` to an object schema, not required (GB-5.5-1, GB-7.1-2): an integer
-/// from 1 (versions start there, GB-10.5-1) to 2^53 − 1, so `-1` or `1.5` is
-/// `validation_failed` rather than a version.
+/// Adds `expectedVersion` to an object schema, not required (GB-5.5-1, GB-7.1-2): an integer,
+/// with no `minimum` or `maximum`: any int64 other than the window's version, `0` and negative
+/// numbers included, is `stale_state` (GB-4.2-8), and a fraction is `validation_failed`.
 pub(crate) fn add_expected_version(schema: &mut Map<String, Value>) {
     let props = schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(p) = props {
@@ -256,8 +256,6 @@ pub(crate) fn add_expected_version(schema: &mut Map<String, Value>) {
             EXPECTED_VERSION.to_owned(),
             json!({
                 "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_SAFE_INTEGER,
                 "description": "The window's `version` (from app://windows) this call is based on. \
                                 If the window has changed since, the call is rejected with stale_state."
             }),

@@ -3,13 +3,13 @@
 //! run, and its effects applied.
 
 use super::Ui;
-use crate::catalog::schema::{EXPECTED_VERSION, MAX_REPORTED_PROBLEMS, MAX_SAFE_INTEGER};
+use crate::catalog::schema::{EXPECTED_VERSION, MAX_REPORTED_PROBLEMS};
 use crate::catalog::{ActionSpec, ToolName, WINDOW_TOOL_SHAPE, claimed};
 use crate::gui::context::{ActionContext, Op};
 use crate::gui::published::ToolEntry;
 use crate::gui::window::AnyActions;
 use crate::model::quote::clip;
-use crate::model::{ActionError, ErrorCode, ToolError, ToolResult};
+use crate::model::{ActionError, ErrorCode, FieldError, ToolError, ToolResult};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -271,20 +271,31 @@ fn no_such_tool(name: &str) -> ToolError {
     )
 }
 
-/// `expectedVersion` present on a tool that declares it: a version (an integer from 1 to
-/// 2^53 − 1, as its schema says) other than the window's is `stale_state` (GB-7.1-2), checked
-/// before argument validation (OQ-GB-21). Anything else (`-1`, `1.5`, `"3"`) is left to the
-/// schema, which answers `validation_failed`; `null` is dropped there as absent (GB-7.1-3).
+/// `expectedVersion` present on a tool that declares it (GB-7.1-2; GB-B-3, GB-4.2-8: an int64):
+/// a JSON integer in int64 range, in any JSON form (`5`, `5.0`), other than the window's
+/// version is `stale_state`, checked before argument validation (OQ-GB-21); `0` and negative
+/// numbers included, since no window ever has such a version. An integer beyond int64 is
+/// `validation_failed` here; a fraction or another JSON type is left to the schema (`"type":
+/// "integer"`), which answers `validation_failed` with the other arguments' problems; `null` is
+/// absent (GB-7.1-3), dropped there with the other nulls.
 fn check_expected_version(expected: &Value, current: i64) -> Result<(), ToolError> {
+    let Value::Number(number) = expected else { return Ok(()) };
     // `5.0` is the integer 5 to JSON Schema too: it must not slip past the version check.
-    let n = expected
-        .as_i64()
-        .or_else(|| expected.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e18).map(|f| f as i64));
-    let Some(n) = n.filter(|n| (1..=MAX_SAFE_INTEGER).contains(n)) else {
-        return Ok(());
-    };
-    if n == current { Ok(()) } else { Err(ToolError::stale_state(n, current)) }
+    let whole = number.as_f64().filter(|f| f.fract() == 0.0);
+    let n = number.as_i64().or_else(|| whole.filter(|f| (-INT64_BOUND..INT64_BOUND).contains(f)).map(|f| f as i64));
+    match n {
+        Some(n) if n == current => Ok(()),
+        Some(n) => Err(ToolError::stale_state(n, current)),
+        None if number.is_u64() || whole.is_some() => Err(ToolError::from(ActionError::fields(vec![FieldError::new(
+            EXPECTED_VERSION,
+            "Must be a window version: an integer from -2^63 to 2^63 - 1",
+        )]))),
+        None => Ok(()),
+    }
 }
+
+/// 2^63 as an `f64`: whole numbers in `-INT64_BOUND..INT64_BOUND` are int64 values.
+const INT64_BOUND: f64 = 9_223_372_036_854_775_808.0;
 
 /// Runs an app action, catching a panic inside it instead of killing the UI owner thread:
 /// `Err(())` when it panicked. The state it changed before panicking stays; the caller marks
