@@ -56,7 +56,7 @@ mod transport;
 pub use companion::CompanionTools;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_http_on, serve_http_on_with};
+pub use http::{HttpOptions, http_router, serve_http, serve_http_on, serve_http_on_with};
 pub use mapping::WINDOWS_URI;
 #[cfg(feature = "testing")]
 pub(crate) use mapping::to_call_tool_result;

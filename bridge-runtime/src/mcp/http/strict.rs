@@ -3,7 +3,13 @@
 //! rmcp does the transport's work: routing-header checks (`-32020`, MA-6-4), version checks,
 //! sessions, SSE. This layer only tightens what reaches it and reshapes a few of its answers:
 //!
-//! * **POST** — the body is buffered once, up to the same cap as rmcp's
+//! * **Every method**, from the request head alone, in this order: `Host`, `Origin`
+//!   (`access.rs`), then the connection cap. A refusal is the HTTP status with no body and
+//!   `Connection: close` (403, or 503 past the cap): nothing of the body is read, and a
+//!   notification gets no JSON-RPC body (MA-8-4). rmcp's own `Host`/`Origin` checks stay
+//!   behind as a second line.
+//! * **POST** — the body is buffered once, within `HttpOptions::body_timeout` (HTTP 408 with
+//!   no body and `Connection: close` past it), up to the same cap as rmcp's
 //!   `max_request_body_bytes`, parsed once with serde_json, and forwarded byte for byte.
 //!   - Over the cap: HTTP 413 with a JSON-RPC `-32600` error (`id: null`).
 //!   - Declared `application/json` but not JSON: HTTP 400 with a JSON-RPC `-32700` Parse error
@@ -39,6 +45,7 @@
 //!
 //! [`StreamableHttpService`]: rmcp::transport::StreamableHttpService
 
+use super::access::{Access, Connection};
 use super::sessions::BoundedSessions;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
@@ -66,11 +73,15 @@ const MAX_REWRITTEN_BODY: usize = 64 * 1024;
 /// and the listen-stream slots.
 #[derive(Clone)]
 pub(super) struct Strict {
+    /// The `Host`/`Origin` rules.
+    pub(super) access: Arc<Access>,
     /// The same manager the [`StreamableHttpService`](rmcp::transport::StreamableHttpService)
     /// was built with.
     pub(super) sessions: Arc<BoundedSessions>,
     /// Largest POST body accepted, in bytes; the service's `max_request_body_bytes`.
     pub(super) max_body_bytes: usize,
+    /// Longest the whole POST body may take to arrive.
+    pub(super) body_timeout: std::time::Duration,
     /// Slots for open `subscriptions/listen` streams.
     pub(super) listens: Listens,
 }
@@ -111,6 +122,12 @@ impl futures_core::Stream for Holding {
 
 /// The middleware (`axum::middleware::from_fn_with_state`): see the module docs.
 pub(super) async fn strict_wire(State(strict): State<Strict>, request: Request, next: Next) -> Response {
+    if let Err(status) = strict.access.check(request.uri(), request.headers()) {
+        return refuse(status);
+    }
+    if request.extensions().get::<Connection>().is_some_and(|c| c.over_cap) {
+        return refuse(StatusCode::SERVICE_UNAVAILABLE);
+    }
     match *request.method() {
         Method::POST => post(&strict, request, next).await,
         Method::DELETE => delete(&strict, request, next).await,
@@ -164,9 +181,14 @@ impl WireError {
 
 async fn post(strict: &Strict, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
-    let bytes = match read_capped(&parts.headers, body, strict.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(error) => return error.into_response(&Kind::Other(Value::Null)),
+    let read = tokio::time::timeout(strict.body_timeout, read_capped(&parts.headers, body, strict.max_body_bytes));
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(error)) => return error.into_response(&Kind::Other(Value::Null)),
+        Err(_elapsed) => {
+            tracing::warn!(timeout = ?strict.body_timeout, "refused an HTTP request whose body did not arrive in time");
+            return refuse(StatusCode::REQUEST_TIMEOUT);
+        }
     };
     let parsed = serde_json::from_slice::<Value>(&bytes);
     let kind = parsed.as_ref().map_or(Kind::Other(Value::Null), classify);
@@ -382,6 +404,14 @@ async fn delete(strict: &Strict, request: Request, next: Next) -> Response {
         *response.status_mut() = StatusCode::NOT_FOUND;
         response
     }
+}
+
+/// A refusal from the request head (or a stalled body): `status`, no body, and the connection
+/// closed after it (whatever of the body is still on its way is never read).
+fn refuse(status: StatusCode) -> Response {
+    let mut response = empty(status);
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// `status` with an empty body.
