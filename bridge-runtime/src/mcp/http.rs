@@ -7,6 +7,9 @@
 mod access;
 mod sessions;
 mod strict;
+mod token;
+
+pub use token::{TOKEN_ENV, TokenLabel, token_dir};
 
 use super::{GuiBridgeServer, ServeError};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -22,6 +25,7 @@ use tokio::sync::Semaphore;
 ///
 /// | option | default |
 /// | --- | --- |
+/// | access token ([`token`](HttpOptions::token), [`named_token`](HttpOptions::named_token), [`token_file`](HttpOptions::token_file), [`no_token`](HttpOptions::no_token)) | [`TOKEN_ENV`] when set, else generated at start |
 /// | [`allow_non_loopback`](HttpOptions::allow_non_loopback) | `false` |
 /// | [`trusted_origins`](HttpOptions::trusted_origins) | none beyond the server's own |
 /// | [`max_sessions`](HttpOptions::max_sessions) | [`HttpOptions::DEFAULT_MAX_SESSIONS`] = 32 |
@@ -94,6 +98,36 @@ pub struct HttpOptions {
     pub body_timeout: std::time::Duration,
     /// The address [`serve_http_on_with`] bound, for the server's own origin.
     bound: Option<SocketAddr>,
+    /// Where the access token comes from.
+    token_source: TokenSource,
+}
+
+/// Where the access token comes from (see [`HttpOptions::token`]).
+#[derive(Clone, Default)]
+enum TokenSource {
+    /// [`TOKEN_ENV`] when set, else generated.
+    #[default]
+    Default,
+    /// [`TOKEN_ENV`] when set, else this file.
+    File(std::path::PathBuf),
+    /// The app's tokens, `(label, secret)`.
+    Tokens(Vec<(String, String)>),
+    /// No token: [`HttpOptions::no_token`].
+    Disabled,
+}
+
+impl std::fmt::Debug for TokenSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Default => f.write_str("Default"),
+            Self::File(path) => f.debug_tuple("File").field(path).finish(),
+            // Labels only, never a secret.
+            Self::Tokens(tokens) => {
+                f.debug_tuple("Tokens").field(&tokens.iter().map(|(l, _)| l).collect::<Vec<_>>()).finish()
+            }
+            Self::Disabled => f.write_str("Disabled"),
+        }
+    }
 }
 
 impl Default for HttpOptions {
@@ -107,6 +141,7 @@ impl Default for HttpOptions {
             header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
             bound: None,
+            token_source: TokenSource::Default,
         }
     }
 }
@@ -125,6 +160,51 @@ impl HttpOptions {
     pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
     /// Default [`HttpOptions::body_timeout`]: 30 seconds (4 MiB, the body cap, at 140 KB/s).
     pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+    /// Requires `Authorization: Bearer SECRET` on every request, labelled `"default"` (see
+    /// [`TokenLabel`]); replaces any token set before. `SECRET` must be 16 to 1,024 visible ASCII
+    /// characters, checked at start-up ([`ServeError::Token`]).
+    ///
+    /// Without this, [`HttpOptions::named_token`] or [`HttpOptions::no_token`], the token is
+    /// read from the environment variable [`TOKEN_ENV`] (`BRIDGE_MCP_TOKEN`) when it is set,
+    /// else from the file of [`HttpOptions::token_file`] when named, else generated at start
+    /// (32 random bytes, 64 hex digits), printed to stderr and written to a file readable by
+    /// this user only (`mcp-PID-PORT.token` in [`token_dir`], a `0700` directory) whose path is
+    /// printed with it. A request without the token gets HTTP 401 with
+    /// `WWW-Authenticate: Bearer realm="bridge"` and no body, before its body is read.
+    pub fn token(mut self, secret: impl Into<String>) -> Self {
+        self.token_source = TokenSource::Tokens(vec![("default".to_owned(), secret.into())]);
+        self
+    }
+
+    /// Adds a token labelled `label` (one per agent, say); a request that presents it carries
+    /// [`TokenLabel`]`(label)`, which the dispatcher and the request's `tracing` span see.
+    /// Replaces a token from [`HttpOptions::token_file`], the environment or generation; any
+    /// number of named tokens may be configured.
+    pub fn named_token(mut self, label: impl Into<String>, secret: impl Into<String>) -> Self {
+        let entry = (label.into(), secret.into());
+        match &mut self.token_source {
+            TokenSource::Tokens(tokens) => tokens.push(entry),
+            other => *other = TokenSource::Tokens(vec![entry]),
+        }
+        self
+    }
+
+    /// Reads the token from the file at `path` at start-up (surrounding whitespace trimmed), unless
+    /// [`TOKEN_ENV`] is set; a missing or unreadable file stops the start ([`ServeError::Token`]).
+    pub fn token_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.token_source = TokenSource::File(path.into());
+        self
+    }
+
+    /// Serves without an access token: whoever can reach the port (every local user and
+    /// process, on loopback) can list and call every tool. An explicit opt-out for test rigs and
+    /// single-user machines; refused at start-up ([`ServeError::CompanionWithoutToken`]) when the
+    /// server also carries the companion's tools, whose HTTP profile needs the token.
+    pub fn no_token(mut self) -> Self {
+        self.token_source = TokenSource::Disabled;
+        self
+    }
 
     /// Sets [`HttpOptions::allow_non_loopback`].
     pub fn allow_non_loopback(mut self, allow: bool) -> Self {
@@ -186,9 +266,20 @@ impl HttpOptions {
 ///
 /// Every request to `/mcp` is checked in this order, before its body is read: `Host` (loopback
 /// names unless [`HttpOptions::allow_non_loopback`]), `Origin` (absent, or the server's own, or
-/// one of [`HttpOptions::trusted_origins`]), then the connection cap ([`serve_http_on_with`]
-/// only). Such a rejection is an HTTP status with no body and closes the connection: 403 for
-/// `Host` or `Origin`, 503 past the connection cap. rmcp checks `Host` and `Origin` again.
+/// one of [`HttpOptions::trusted_origins`]), the access token (`Authorization: Bearer`, see
+/// [`HttpOptions::token`]), then the connection cap ([`serve_http_on_with`] only). Such a
+/// rejection is an HTTP status with no body and closes the connection: 403 for `Host` or
+/// `Origin`, 401 with `WWW-Authenticate: Bearer realm="bridge"` for the token (no OAuth
+/// resource metadata: the token is handed over out of band), 503 past the connection cap. rmcp
+/// checks `Host` and `Origin` again.
+///
+/// The token is resolved here (read, or generated and printed): errors are
+/// [`ServeError::Token`], and [`ServeError::CompanionWithoutToken`] when `server` carries the
+/// companion's tools and [`HttpOptions::no_token`] is set. The companion's tools over HTTP are
+/// the companion's HTTP profile (CP-5-16): loopback binding (unless the app opts out), the bearer
+/// token, the `Origin` rule above, and the fixed `ClientIdentity` the app gave
+/// `CompanionTools` (every HTTP caller acts as that client; pairing
+/// is not involved).
 ///
 /// Then a thin layer in front of rmcp makes the wire strict: a POST body of at most 4 MiB
 /// (413 beyond; 408 with no body when it takes longer than [`HttpOptions::body_timeout`]),
@@ -200,8 +291,15 @@ impl HttpOptions {
 /// [`HttpOptions::max_sessions`] active sessions an `initialize`, and past
 /// [`HttpOptions::max_listen_streams`] a `subscriptions/listen`, gets HTTP 503 with a JSON-RPC
 /// error.
-pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) -> axum::Router {
+pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) -> Result<axum::Router, ServeError> {
     let server = server.into();
+    let tokens = token::Tokens::resolve(options, options.bound.map(|addr| addr.port()))?;
+    if tokens.is_disabled() {
+        if server.carries_companion() {
+            return Err(ServeError::CompanionWithoutToken);
+        }
+        tracing::warn!("serving MCP over HTTP without an access token (HttpOptions::no_token)");
+    }
     let access = access::Access::new(options);
     // The second line: rmcp's own DNS-rebinding checks, with the same origin list (or, when
     // the port is not known here, a looser one).
@@ -212,6 +310,7 @@ pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) ->
     let sessions = Arc::new(sessions::BoundedSessions::new(LocalSessionManager::default(), options.max_sessions));
     let strict = strict::Strict {
         access: Arc::new(access),
+        tokens: Arc::new(tokens),
         sessions: sessions.clone(),
         max_body_bytes: config.max_request_body_bytes,
         body_timeout: options.body_timeout,
@@ -219,9 +318,9 @@ pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) ->
     };
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     // `route_layer`: only requests routed to `/mcp` pass the layer, not an app's fallback.
-    axum::Router::new()
+    Ok(axum::Router::new()
         .nest_service("/mcp", service)
-        .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire))
+        .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire)))
 }
 
 /// Binds `addr` and serves `server` at `http://ADDR/mcp` until the listener fails. `addr` must
@@ -255,7 +354,7 @@ pub async fn serve_http_on_with(
         return Err(ServeError::NonLoopback(addr));
     }
     options.bound = Some(addr);
-    let router = http_router(server, &options);
+    let router = http_router(server, &options)?;
     let max_connections = options.effective_max_connections();
     let slots = Arc::new(Semaphore::new(max_connections.min(Semaphore::MAX_PERMITS)));
     let refusals = Arc::new(Semaphore::new(HttpOptions::CONNECTION_HEADROOM));

@@ -56,7 +56,9 @@ mod transport;
 pub use companion::CompanionTools;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use http::{HttpOptions, http_router, serve_http, serve_http_on, serve_http_on_with};
+pub use http::{
+    HttpOptions, TOKEN_ENV, TokenLabel, http_router, serve_http, serve_http_on, serve_http_on_with, token_dir,
+};
 pub use mapping::WINDOWS_URI;
 #[cfg(feature = "testing")]
 pub(crate) use mapping::to_call_tool_result;

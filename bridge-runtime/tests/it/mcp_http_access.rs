@@ -6,11 +6,12 @@
 
 use crate::support::mcp as mcp_support;
 
-use bridge_runtime::mcp::{HttpOptions, serve_http_on_with};
+use bridge_runtime::companion::ClientIdentity;
+use bridge_runtime::mcp::{CompanionTools, GuiBridgeServer, HttpOptions, ServeError, http_router, serve_http_on_with};
 use mcp_support::*;
 use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -23,7 +24,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 async fn start_with(options: HttpOptions) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(serve_http_on_with(bridge(), listener, options));
+    tokio::spawn(serve_http_on_with(bridge(), listener, options.token(HTTP_TOKEN)));
     addr
 }
 
@@ -37,9 +38,16 @@ fn tools_list(id: i64) -> Vec<u8> {
     .into_bytes()
 }
 
-/// The head of a 2026-07-28 `tools/list` POST (keep-alive) with `Host: host`, `extra` headers
-/// and `Content-Length: length`.
+/// The head of a 2026-07-28 `tools/list` POST (keep-alive) with `Host: host`, the tests' token,
+/// `extra` headers and `Content-Length: length`.
 fn post_head(host: &str, extra: &[(&str, &str)], length: usize) -> String {
+    let mut with_token = vec![("Authorization", HTTP_AUTH)];
+    with_token.extend_from_slice(extra);
+    post_head_as(host, &with_token, length)
+}
+
+/// [`post_head`] with no `Authorization` header but those in `extra`.
+fn post_head_as(host: &str, extra: &[(&str, &str)], length: usize) -> String {
     let mut head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {host}\r\nAccept: application/json, text/event-stream\r\n\
          Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n\
@@ -272,6 +280,10 @@ async fn a_connection_flood_is_refused_while_the_established_client_works() {
     wrong_host.write_all(post_head("evil.example", &[], 10).as_bytes()).await.unwrap();
     assert_refused(&mut wrong_host, 403, "over the cap with a bad Host: Host comes first").await;
 
+    let mut no_token = TcpStream::connect(addr).await.unwrap();
+    no_token.write_all(post_head_as(&host, &[], 10).as_bytes()).await.unwrap();
+    assert_refused(&mut no_token, 401, "over the cap without a token: the token comes first").await;
+
     let mut over = TcpStream::connect(addr).await.unwrap();
     over.write_all(post_head(&host, &[], 100_000).as_bytes()).await.unwrap();
     assert_refused(&mut over, 503, "over the cap").await;
@@ -320,7 +332,7 @@ async fn a_listen_stream_outlives_the_idle_timeout() {
     let rec = Recorder::default();
     let modern = rec
         .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(url.clone()),
+            StreamableHttpClientTransport::from_config(authed(url.clone())),
             ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
         )
         .await
@@ -331,7 +343,7 @@ async fn a_listen_stream_outlives_the_idle_timeout() {
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let writer = Recorder::default()
         .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(url),
+            StreamableHttpClientTransport::from_config(authed(url)),
             ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
         )
         .await
@@ -341,4 +353,155 @@ async fn a_listen_stream_outlives_the_idle_timeout() {
     let n = tokio::time::timeout(PATIENCE, sub.next()).await.expect("a notification").unwrap().unwrap();
     assert!(matches!(n, ServerNotification::ResourceUpdatedNotification(_)), "{n:?}");
     sub.cancel().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The access token.
+
+/// A 401 from the head: no body, `WWW-Authenticate: Bearer realm="bridge"` and no OAuth
+/// resource metadata, the connection closed.
+async fn assert_unauthorized(stream: &mut TcpStream, label: &str) {
+    let answer = read_answer(stream).await.unwrap_or_else(|| panic!("{label}: closed without an answer"));
+    assert_eq!(answer.status, 401, "{label}: {answer:?}");
+    assert_eq!(answer.header("www-authenticate"), Some("Bearer realm=\"bridge\""), "{label}: {answer:?}");
+    assert!(answer.body.is_empty(), "{label}: {answer:?}");
+    assert!(closed(stream).await.is_empty(), "{label}");
+}
+
+// Without the token nobody on the machine drives the app: a missing, wrong, truncated,
+// extended or non-Bearer token gets 401 from the head, while the announced body never comes
+// (before: every local process could list and call tools). A wrong Origin is still 403: the
+// Origin check comes first.
+#[tokio::test]
+async fn without_the_token_requests_get_401_before_the_body() {
+    let addr = start_with(HttpOptions::default()).await;
+    let host = format!("127.0.0.1:{}", addr.port());
+    let truncated = format!("Bearer {}", &HTTP_TOKEN[..HTTP_TOKEN.len() - 1]);
+    let extended = format!("Bearer {HTTP_TOKEN}0");
+    let basic = format!("Basic {HTTP_TOKEN}");
+    let cases: [(Option<&str>, &str); 6] = [
+        (None, "no Authorization"),
+        (Some("Bearer wrong-token-0123456789abcdef"), "a wrong token"),
+        (Some(truncated.as_str()), "a truncated token"),
+        (Some(extended.as_str()), "an extended token"),
+        (Some(basic.as_str()), "the token as Basic"),
+        (Some(HTTP_TOKEN), "the token without a scheme"),
+    ];
+    for (auth, label) in cases {
+        let extra: Vec<(&str, &str)> = auth.map(|a| ("Authorization", a)).into_iter().collect();
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(post_head_as(&host, &extra, 100_000).as_bytes()).await.unwrap();
+        assert_unauthorized(&mut stream, label).await;
+    }
+    // A notification without the token: the same bare 401 (MA-8-4).
+    let note = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(post_head_as(&host, &[], note.len()).as_bytes()).await.unwrap();
+    stream.write_all(note).await.unwrap();
+    assert_unauthorized(&mut stream, "a notification").await;
+
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let other = format!("http://localhost:{}", addr.port().wrapping_add(1).max(1));
+    stream.write_all(post_head_as(&host, &[("Origin", other.as_str())], 10).as_bytes()).await.unwrap();
+    assert_refused(&mut stream, 403, "a bad Origin and no token").await;
+
+    // An rmcp client without the token cannot even initialize.
+    let refused =
+        Recorder::default().serve(StreamableHttpClientTransport::from_uri(format!("http://{addr}/mcp"))).await;
+    assert!(refused.is_err(), "initialize without the token must fail");
+}
+
+// Named tokens: each agent its own; each works, none other does.
+#[tokio::test]
+async fn named_tokens_each_admit_their_agent() {
+    let options = HttpOptions::default()
+        .named_token("planner", "planner-secret-0123456789")
+        .named_token("reviewer", "reviewer-secret-0123456789");
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve_http_on_with(bridge(), listener, options));
+    let host = format!("127.0.0.1:{}", addr.port());
+    let body = tools_list(4);
+    for secret in ["planner-secret-0123456789", "reviewer-secret-0123456789"] {
+        let auth = format!("Bearer {secret}");
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(post_head_as(&host, &[("Authorization", auth.as_str())], body.len()).as_bytes())
+            .await
+            .unwrap();
+        stream.write_all(&body).await.unwrap();
+        assert_eq!(read_answer(&mut stream).await.expect("an answer").status, 200, "{secret}");
+    }
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(post_head(&host, &[], 10).as_bytes()).await.unwrap();
+    assert_unauthorized(&mut stream, "the tests' default token is not configured here").await;
+}
+
+// The opt-out: `no_token()` serves without the header (and is refused with companion tools).
+#[tokio::test]
+async fn no_token_is_an_explicit_opt_out_refused_with_companion_tools() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve_http_on_with(bridge(), listener, HttpOptions::default().no_token()));
+    let body = tools_list(5);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(post_head_as(&format!("127.0.0.1:{}", addr.port()), &[], body.len()).as_bytes()).await.unwrap();
+    stream.write_all(&body).await.unwrap();
+    assert_eq!(read_answer(&mut stream).await.expect("an answer").status, 200);
+
+    // The companion's engine (its own catalog: what matters here is that the tools are carried).
+    let companion = crate::support::companion::start();
+    let identity = ClientIdentity::external("mcp", "MCP host", [bridge_runtime::catalog::Scope::Discover]);
+    let server = GuiBridgeServer::new(bridge()).with_companion(CompanionTools::new(companion.engine, identity));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let refused = serve_http_on_with(server.clone(), listener, HttpOptions::default().no_token()).await;
+    assert!(matches!(refused, Err(ServeError::CompanionWithoutToken)), "{refused:?}");
+    assert!(http_router(server, &HttpOptions::default().token(HTTP_TOKEN)).is_ok());
+}
+
+// Weak configured tokens stop the start with a clear error.
+#[tokio::test]
+async fn a_weak_token_is_refused_at_start() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let refused = serve_http_on_with(bridge(), listener, HttpOptions::default().token("short")).await;
+    assert!(matches!(&refused, Err(ServeError::Token(m)) if m.contains("16")), "{refused:?}");
+}
+
+// With no token configured and BRIDGE_MCP_TOKEN unset, a token is generated at start: 64 hex
+// digits in `mcp-PID-PORT.token`, mode 0600, in a 0700 directory of this user's; it admits, and
+// nothing else does.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_generated_token_is_written_to_a_private_file() {
+    use std::os::unix::fs::PermissionsExt;
+    if std::env::var_os(bridge_runtime::mcp::TOKEN_ENV).is_some() {
+        eprintln!("BRIDGE_MCP_TOKEN is set in this environment: the token is not generated");
+        return;
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve_http_on_with(bridge(), listener, HttpOptions::default()));
+    let dir = bridge_runtime::mcp::token_dir();
+    let file = dir.join(format!("mcp-{}-{}.token", std::process::id(), addr.port()));
+    let host = format!("127.0.0.1:{}", addr.port());
+    // The file is written before the server accepts: a request that gets an answer proves it.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(post_head(&host, &[], 10).as_bytes()).await.unwrap();
+    assert_unauthorized(&mut stream, "the tests' token is not the generated one").await;
+
+    let token = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let token = token.trim();
+    assert_eq!(token.len(), 64, "{token:?}");
+    assert!(token.bytes().all(|b| b.is_ascii_hexdigit()), "{token:?}");
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_ne!(dir, std::env::temp_dir(), "never the shared temp directory itself");
+
+    let body = tools_list(6);
+    let auth = format!("Bearer {token}");
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(post_head_as(&host, &[("Authorization", auth.as_str())], body.len()).as_bytes()).await.unwrap();
+    stream.write_all(&body).await.unwrap();
+    assert_eq!(read_answer(&mut stream).await.expect("an answer").status, 200);
+    let _ = std::fs::remove_file(&file);
 }

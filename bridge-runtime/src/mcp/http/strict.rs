@@ -4,9 +4,11 @@
 //! sessions, SSE. This layer only tightens what reaches it and reshapes a few of its answers:
 //!
 //! * **Every method**, from the request head alone, in this order: `Host`, `Origin`
-//!   (`access.rs`), then the connection cap. A refusal is the HTTP status with no body and
-//!   `Connection: close` (403, or 503 past the cap): nothing of the body is read, and a
-//!   notification gets no JSON-RPC body (MA-8-4). rmcp's own `Host`/`Origin` checks stay
+//!   (`access.rs`), the access token (`token.rs`), then the connection cap. A refusal is the
+//!   HTTP status with no body and `Connection: close` (403; 401 with
+//!   `WWW-Authenticate: Bearer realm="bridge"`; 503 past the cap): nothing of the body is read,
+//!   and a notification gets no JSON-RPC body (MA-8-4). An admitted request carries its token's
+//!   `TokenLabel` in its extensions and runs in an `mcp_http` span with `agent = label`. rmcp's own `Host`/`Origin` checks stay
 //!   behind as a second line.
 //! * **POST** — the body is buffered once, within `HttpOptions::body_timeout` (HTTP 408 with
 //!   no body and `Connection: close` past it), up to the same cap as rmcp's
@@ -47,6 +49,7 @@
 
 use super::access::{Access, Connection};
 use super::sessions::BoundedSessions;
+use super::token::Tokens;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -75,6 +78,8 @@ const MAX_REWRITTEN_BODY: usize = 64 * 1024;
 pub(super) struct Strict {
     /// The `Host`/`Origin` rules.
     pub(super) access: Arc<Access>,
+    /// The access tokens (none: the app opted out).
+    pub(super) tokens: Arc<Tokens>,
     /// The same manager the [`StreamableHttpService`](rmcp::transport::StreamableHttpService)
     /// was built with.
     pub(super) sessions: Arc<BoundedSessions>,
@@ -121,18 +126,40 @@ impl futures_core::Stream for Holding {
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state`): see the module docs.
-pub(super) async fn strict_wire(State(strict): State<Strict>, request: Request, next: Next) -> Response {
+pub(super) async fn strict_wire(State(strict): State<Strict>, mut request: Request, next: Next) -> Response {
     if let Err(status) = strict.access.check(request.uri(), request.headers()) {
         return refuse(status);
     }
+    let label = if strict.tokens.is_disabled() {
+        None
+    } else {
+        match strict.tokens.check(request.headers()) {
+            Some(label) => Some(label),
+            None => {
+                tracing::warn!("refused an HTTP request without a valid access token");
+                let mut response = refuse(StatusCode::UNAUTHORIZED);
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"bridge\""));
+                return response;
+            }
+        }
+    };
     if request.extensions().get::<Connection>().is_some_and(|c| c.over_cap) {
         return refuse(StatusCode::SERVICE_UNAVAILABLE);
     }
-    match *request.method() {
-        Method::POST => post(&strict, request, next).await,
-        Method::DELETE => delete(&strict, request, next).await,
-        _ => next.run(request).await,
+    let span = tracing::info_span!("mcp_http", agent = label.as_ref().map(|l| &*l.0));
+    if let Some(label) = label {
+        request.extensions_mut().insert(label);
     }
+    let answer = async move {
+        match *request.method() {
+            Method::POST => post(&strict, request, next).await,
+            Method::DELETE => delete(&strict, request, next).await,
+            _ => next.run(request).await,
+        }
+    };
+    tracing::Instrument::instrument(answer, span).await
 }
 
 /// What a POST body is, as far as the answer's shape goes.
