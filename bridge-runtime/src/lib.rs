@@ -141,6 +141,12 @@ pub mod __internals {
     /// `testing::TestApp` and [`schema`].
     #[cfg(all(unix, feature = "fuzzing"))]
     pub use crate::companion::fuzz::{JsonrpcReport, jsonrpc};
+
+    /// The HTTP transport's checks before a body is read (`Host`, `Origin`, the bearer token) on
+    /// one arbitrary request head, checking their properties; panics when one breaks. For the
+    /// `http_head` fuzz target and its corpus replay test (features `fuzzing` and `http`).
+    #[cfg(all(feature = "fuzzing", feature = "http"))]
+    pub use crate::mcp::http::fuzz::{HttpHeadReport, http_head};
 }
 
 /// The crate README's code, compiled as a doctest so its quick start cannot rot. (The

@@ -5,6 +5,8 @@
 //! `subscriptions/listen` streams.
 
 mod access;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzz;
 mod sessions;
 mod strict;
 mod token;

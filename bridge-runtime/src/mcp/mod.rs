@@ -45,7 +45,7 @@ pub mod apps;
 #[cfg(feature = "companion")]
 mod companion;
 #[cfg(feature = "http")]
-mod http;
+pub(crate) mod http;
 mod mapping;
 pub(crate) mod notify;
 mod server;
