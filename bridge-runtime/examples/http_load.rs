@@ -23,6 +23,9 @@
 mod mcp_support;
 
 use bridge_runtime::mcp::{HttpOptions, serve_http_on_with};
+
+/// The access token of the measured server; every POST sends it.
+const TOKEN: &str = "http-load-token-0123456789abcdef";
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -52,7 +55,7 @@ fn serve(max_sessions: Option<usize>, max_listens: Option<usize>) {
         let bridge = mcp_support::bridge();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         println!("{}", listener.local_addr().expect("addr"));
-        let mut options = HttpOptions::default();
+        let mut options = HttpOptions::default().token(TOKEN);
         if let Some(max) = max_sessions {
             options = options.max_sessions(max);
         }
@@ -102,7 +105,7 @@ fn listen(streams: usize, max_listens: Option<String>) {
             let request = format!(
                 "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json, text/event-stream\r\n\
                  Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-                 Mcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
+                 Authorization: Bearer {TOKEN}\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
                 body.len()
             );
             let Ok(mut stream) = tokio::net::TcpStream::connect(&addr).await else { continue };
@@ -186,7 +189,7 @@ async fn initialize(addr: &str) -> u16 {
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"http-load","version":"1.0.0"}}}"#;
     let request = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+         Content-Type: application/json\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     );
     let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else { return 0 };

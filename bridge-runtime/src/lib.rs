@@ -18,7 +18,7 @@
 //! | feature | adds | pulls in |
 //! | --- | --- | --- |
 //! | *(default)* | the registry ([`catalog`]), the GUI window model ([`gui`]), MCP over stdio ([`mcp`]), the JSON export | rmcp (server, stdio), schemars, serde, serde_json, jsonschema, tokio (rt, sync, time, macros, io-util), tokio-util, tracing, thiserror, bridge-rules (no dependencies) |
-//! | `http` | streamable HTTP: `mcp::serve_http*`, `mcp::http_router` | axum (http1, tokio only), rmcp's HTTP server |
+//! | `http` | streamable HTTP: `mcp::serve_http*`, `mcp::http_router`, with a bearer access token | axum (http1, tokio only), hyper, hyper-util, tower, getrandom, subtle, libc (Unix), rmcp's HTTP server |
 //! | `companion` | the desktop companion (spec CP): engine, durable SQLite store, OpenRPC, `companion__…` MCP tools; on Unix the private-socket server and pairing | rusqlite with bundled SQLite (C), sha2, subtle, getrandom, uuid, libc (Unix) |
 //! | `cli` | the `companion` command-line client (binary `companion`; implies `companion`) | clap |
 //! | `yaml` | `Catalog::to_yaml`, `catalog.yaml` in the export | yaml_serde |
@@ -37,6 +37,8 @@ pub mod export;
 pub mod gui;
 pub mod mcp;
 pub mod model;
+#[cfg(all(unix, any(feature = "http", feature = "companion")))]
+mod private_dir;
 pub mod render;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -144,6 +146,12 @@ pub mod __internals {
     /// when one breaks (feature `fuzzing`).
     #[cfg(feature = "fuzzing")]
     pub use crate::mcp::fuzz::{PrelayerReport, prelayer};
+
+    /// The HTTP transport's checks before a body is read (`Host`, `Origin`, the bearer token) on
+    /// one arbitrary request head, checking their properties; panics when one breaks. For the
+    /// `http_head` fuzz target and its corpus replay test (features `fuzzing` and `http`).
+    #[cfg(all(feature = "fuzzing", feature = "http"))]
+    pub use crate::mcp::http::fuzz::{HttpHeadReport, http_head};
 }
 
 /// The crate README's code, compiled as a doctest so its quick start cannot rot. (The

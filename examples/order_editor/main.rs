@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --example order_editor                         # MCP over stdio (for desktop hosts)
-//! cargo run --example order_editor -- --http 127.0.0.1:8765 # streamable HTTP at /mcp
+//! cargo run --example order_editor -- --http 127.0.0.1:8765 # streamable HTTP at /mcp (bearer token)
 //! cargo run --example order_editor -- --simulate-user      # a "human" edits the form too
 //! cargo run --example order_editor -- --demo               # scripted agent session, printed
 //! ```
@@ -19,9 +19,15 @@ use tracing_subscriber::prelude::*;
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio.
+    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio. Clients send
+    /// `Authorization: Bearer TOKEN`: the token is $BRIDGE_MCP_TOKEN when set, else generated and
+    /// printed to stderr (with the 0600 file it is also written to).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// With --http: serve without an access token, so any local user or process can drive the
+    /// app (test rigs only).
+    #[arg(long, requires = "http")]
+    no_token: bool,
     /// Also edit the Order Editor on a timer, as a human user would: changes a product quantity
     /// every few seconds (watch for stale_state and notifications).
     #[arg(long)]
@@ -75,6 +81,11 @@ async fn main() {
     if args.simulate_user {
         tokio::spawn(simulate_user(bridge.clone(), Duration::from_secs(args.user_every.max(1))));
     }
+    let http_options = if args.no_token {
+        bridge_runtime::mcp::HttpOptions::default().no_token()
+    } else {
+        bridge_runtime::mcp::HttpOptions::default()
+    };
     let served = match args.http {
         Some(addr) if !addr.ip().is_loopback() => {
             eprintln!(
@@ -89,7 +100,7 @@ async fn main() {
                 std::process::exit(1);
             });
             eprintln!("order_editor: serving MCP at http://{addr}/mcp (Ctrl-C to stop)");
-            bridge_runtime::mcp::serve_http_on(bridge, listener).await
+            bridge_runtime::mcp::serve_http_on_with(bridge, listener, http_options).await
         }
         None if args.stdio_without_prelayer => {
             use rmcp::ServiceExt;

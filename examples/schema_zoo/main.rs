@@ -8,8 +8,11 @@
 //!
 //! ```text
 //! cargo run --example schema_zoo                           # MCP over stdio; the window is "zoo", tools zoo__*
-//! cargo run --example schema_zoo -- --http 127.0.0.1:8766  # streamable HTTP at /mcp (loopback)
+//! cargo run --example schema_zoo -- --http 127.0.0.1:8766  # streamable HTTP at /mcp (loopback, bearer token)
 //! ```
+//!
+//! Over HTTP the companion tool follows the companion's HTTP profile (CP-5-16): loopback, the
+//! bearer token ($BRIDGE_MCP_TOKEN, else generated and printed), the Origin rule; no opt-out.
 
 mod app;
 mod outline;

@@ -27,6 +27,11 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+# The access token the app requires over HTTP, handed over in BRIDGE_MCP_TOKEN as a launcher would.
+HTTP_TOKEN = "gui-test-token-0123456789abcdef"
 
 # Legacy-era sessions subscribe with resources/subscribe on purpose.
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:resources/subscribe is removed")]
@@ -160,6 +165,7 @@ class App:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "WAYLAND_SOCKET")}
         env["DISPLAY"] = display
+        env["BRIDGE_MCP_TOKEN"] = HTTP_TOKEN
         self.env = env
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
@@ -434,7 +440,14 @@ class Recorder:
 
 async def agent(stack: AsyncExitStack, app: App, rec: Recorder) -> Client:
     """A legacy-era (2025-11-25) session subscribed to app://windows."""
-    client = await stack.enter_async_context(Client(app.url, mode="legacy", message_handler=rec, cache=None))
+    client = await stack.enter_async_context(Client(
+        streamable_http_client(
+            app.url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {HTTP_TOKEN}"})
+        ),
+        mode="legacy",
+        message_handler=rec,
+        cache=None,
+    ))
     assert client.protocol_version == "2025-11-25"
     await client.subscribe_resource("app://windows")
     return client

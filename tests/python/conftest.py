@@ -10,6 +10,22 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The access token the HTTP servers started here require (handed over in BRIDGE_MCP_TOKEN, as
+# a launcher would); clients send it as `Authorization: Bearer`.
+HTTP_TOKEN = "python-test-token-0123456789abcdef"
+
+
+def mcp_server(server):
+    """What `mcp.client.Client` connects to: an HTTP URL becomes a streamable HTTP transport that
+    sends the token; anything else (stdio parameters) is passed through."""
+    if isinstance(server, str):
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        client = create_mcp_http_client(headers={"Authorization": f"Bearer {HTTP_TOKEN}"})
+        return streamable_http_client(server, http_client=client)
+    return server
+
 
 def built_example(name: str, override: str) -> str:
     """The built example `name` (./test.sh builds every example before pytest runs), or the
@@ -53,6 +69,7 @@ def http_server():
         [example_bin(), "--http", f"127.0.0.1:{port}", "--rows", "10000"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env={**os.environ, "BRIDGE_MCP_TOKEN": HTTP_TOKEN},
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

@@ -16,7 +16,7 @@ from mcp.client.extension import advertise
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from conftest import example_bin
+from conftest import example_bin, mcp_server
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +32,7 @@ def stdio_server():
 
 async def connect(stack: AsyncExitStack, server, mode: str, ui: bool) -> Client:
     extensions = [advertise(UI, {"mimeTypes": [UI_MIME]})] if ui else None
-    return await stack.enter_async_context(Client(server, mode=mode, extensions=extensions, cache=None))
+    return await stack.enter_async_context(Client(mcp_server(server), mode=mode, extensions=extensions, cache=None))
 
 
 def dump(model) -> dict:

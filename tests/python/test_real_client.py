@@ -13,7 +13,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from conftest import example_bin
+from conftest import HTTP_TOKEN, example_bin, mcp_server
 
 # Legacy-era tests subscribe with resources/subscribe on purpose.
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore:resources/subscribe is removed")]
@@ -49,7 +49,7 @@ class Recorder:
 
 
 async def connect(stack: AsyncExitStack, server, mode: str, recorder: Recorder) -> Client:
-    client = await stack.enter_async_context(Client(server, mode=mode, message_handler=recorder, cache=None))
+    client = await stack.enter_async_context(Client(mcp_server(server), mode=mode, message_handler=recorder, cache=None))
     if client.protocol_version >= "2026-07-28":
         await stack.enter_async_context(
             client.listen(tools_list_changed=True, resource_subscriptions=["app://windows"])
@@ -254,3 +254,34 @@ async def test_http_two_clients_share_one_ui(mode_a, mode_b, http_server):
         assert is_error and body["code"] == "stale_state" and body["currentVersion"] == v + 1
         late = await connect(stack, http_server, mode_b, Recorder())
         assert (await read_windows(late))[0] == (await read_windows(a))[0]
+
+
+def post_initialize(url: str, headers: dict):
+    """POSTs a legacy `initialize` with `headers`; (status, headers, body)."""
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "no-token", "version": "1.0"}}}).encode()
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def test_http_initialize_without_the_token_is_401(http_server):
+    """`order_editor --http` answers an `initialize` without the access token with 401, a bare
+    `WWW-Authenticate: Bearer realm="bridge"` (no OAuth resource metadata) and no body; the
+    same request with the token opens a session."""
+    for headers in [{}, {"Authorization": "Bearer not-the-token-0123456789"}, {"Authorization": f"Basic {HTTP_TOKEN}"}]:
+        status, answer_headers, body = post_initialize(http_server, headers)
+        assert status == 401, (headers, status, body)
+        assert answer_headers.get("www-authenticate") == 'Bearer realm="bridge"', answer_headers
+        assert body == b"", body
+    status, answer_headers, _ = post_initialize(http_server, {"Authorization": f"Bearer {HTTP_TOKEN}"})
+    assert status == 200
+    assert answer_headers.get("mcp-session-id")

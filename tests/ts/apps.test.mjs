@@ -31,6 +31,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
+  AUTHED,
   CHROMIUM,
   WAIT_MS,
   bundleHost,
@@ -68,7 +69,7 @@ after(async () => {
 /** An MCP client outside the browser (a second agent or the user's other tool). */
 async function directClient(server) {
   const client = new Client({ name: 'bridge-apps-test-direct', version: '0.0.0' }, { versionNegotiation: { mode: 'auto' } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), AUTHED));
   return client;
 }
 
@@ -321,7 +322,7 @@ for (const era of ['auto', 'legacy']) {
       assert.ok(!wire.some((w) => w.message.method === 'initialize' || w.message.method === 'notifications/initialized'));
       // The sandbox: an opaque origin, no access to the host page (MA-9-1); the CSP is in force
       // (connect-src 'none': the view cannot reach the server itself, MA-9-9).
-      const probe = await hp.frame().evaluate(async (mcpUrl) => {
+      const probe = await hp.frame().evaluate(async ([mcpUrl, token]) => {
         let parentDom;
         try {
           parentDom = typeof window.parent.document;
@@ -336,12 +337,17 @@ for (const era of ['auto', 'legacy']) {
           fetched = `blocked: ${e.name}`;
         }
         const csp = document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute('content');
-        return { origin: window.origin, parentDom, fetched, csp };
-      }, server.url);
+        // MA-9-10: nothing the view can see holds the host's bearer token.
+        const seen = [document.documentElement.outerHTML, location.href, document.referrer, JSON.stringify(Object.keys(window))];
+        const tokenSeen = seen.some((text) => text.includes(token));
+        return { origin: window.origin, parentDom, fetched, csp, tokenSeen };
+      }, [server.url, server.token]);
       assert.equal(probe.origin, 'null');
       assert.match(probe.parentDom, /^blocked/);
       assert.match(probe.fetched, /^blocked/);
       assert.equal(probe.csp, h.cspHeader);
+      assert.equal(probe.tokenSeen, false, 'the view never sees the bearer token (MA-9-10)');
+      assert.ok(!JSON.stringify(wire).includes(server.token), 'no message to or from the view carries the token');
       assert.match(h.cspHeader, /default-src 'none'/);
       assert.match(h.cspHeader, /connect-src 'none'/);
       assert.equal(await hp.page.locator('#view').getAttribute('sandbox'), 'allow-scripts');

@@ -134,10 +134,10 @@ describe('MCP Inspector CLI --app-info on the order editor over streamable HTTP'
   });
   for (const era of ['legacy', 'modern']) {
     test(`${era}: --advertise-apps → window tools hasApp: true, app__ tools false`, { timeout: 180_000 }, async () => {
-      checkAppInfo(await inspector([server.url, '--protocol-era', era, '--method', 'tools/list', '--app-info', '--advertise-apps']));
+      checkAppInfo(await inspector([server.url, '--header', `Authorization: Bearer ${server.token}`, '--protocol-era', era, '--method', 'tools/list', '--app-info', '--advertise-apps']));
     });
   }
   test('modern: without --advertise-apps no tool has an App', { timeout: 180_000 }, async () => {
-    checkNoApps(await inspector([server.url, '--protocol-era', 'modern', '--method', 'tools/list', '--app-info']));
+    checkNoApps(await inspector([server.url, '--header', `Authorization: Bearer ${server.token}`, '--protocol-era', 'modern', '--method', 'tools/list', '--app-info']));
   });
 });

@@ -2,15 +2,12 @@
 //! are Unix-only as a whole), and the socket's place, which the server and the client find,
 //! create and check the same way (CP-5-12).
 
+pub use crate::private_dir::ensure_private_dir;
+pub(crate) use crate::private_dir::euid;
+use crate::private_dir::{check_owned, refused};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-
-/// The effective user id of this process.
-pub(crate) fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
 
 /// The default socket path (CP-5-12): `$XDG_RUNTIME_DIR/bridge-companion/companion.sock` (the
 /// user's own runtime directory), or, without it, `<temp dir>/bridge-companion-<uid>/companion.sock`:
@@ -22,32 +19,6 @@ pub fn default_socket_path() -> PathBuf {
         Some(dir) if dir.is_absolute() => dir.join("bridge-companion").join("companion.sock"),
         _ => std::env::temp_dir().join(format!("bridge-companion-{}", euid())).join("companion.sock"),
     }
-}
-
-/// Makes sure `dir` is a private directory of the current user (CP-5-12): creates it (and
-/// missing parents) with mode `0700`, or checks an existing one. Errors
-/// (`PermissionDenied`): it is a symlink or not a directory, belongs to another user, or grants
-/// any access to group or others — it is never changed, only refused. The server calls it for
-/// its socket's directory, the client for the default socket's.
-pub fn ensure_private_dir(dir: &Path) -> io::Result<()> {
-    match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        }
-        Err(e) => return Err(e),
-        Ok(_) => {}
-    }
-    // Checked after creating too: another user may have made it in between.
-    let md = std::fs::symlink_metadata(dir)?;
-    check_owned(dir, &md, "is not a directory (symlinks are refused)", std::fs::FileType::is_dir)?;
-    if md.mode() & 0o077 != 0 {
-        return Err(refused(format!(
-            "{} is accessible to group or others (mode {:o}); the socket needs a private directory (0700)",
-            dir.display(),
-            md.mode() & 0o777
-        )));
-    }
-    Ok(())
 }
 
 /// Checks that nobody but this user can replace the socket at `path` (before a client sends it
@@ -62,25 +33,6 @@ pub(crate) fn check_socket_path(path: &Path) -> io::Result<()> {
     let md = std::fs::symlink_metadata(path)?;
     check_owned(path, &md, "is not a socket (symlinks are refused)", std::fs::FileType::is_socket)?;
     check_not_writable_by_others(path, &md)
-}
-
-fn refused(why: String) -> io::Error {
-    io::Error::new(io::ErrorKind::PermissionDenied, why)
-}
-
-fn check_owned(
-    path: &Path,
-    md: &std::fs::Metadata,
-    wrong_type: &str,
-    is_type: fn(&std::fs::FileType) -> bool,
-) -> io::Result<()> {
-    if !is_type(&md.file_type()) {
-        return Err(refused(format!("{} {wrong_type}", path.display())));
-    }
-    if md.uid() != euid() {
-        return Err(refused(format!("{} belongs to another user (uid {})", path.display(), md.uid())));
-    }
-    Ok(())
 }
 
 fn check_not_writable_by_others(path: &Path, md: &std::fs::Metadata) -> io::Result<()> {

@@ -1,26 +1,40 @@
 //! Streamable HTTP at `/mcp` (feature `http`): loopback only unless allowed, `Host` and
-//! `Origin` allowlists, strict 2026-07-28 wire rules in a thin layer in front of rmcp
+//! `Origin` checked before a body is read, header-read and body timeouts, a connection cap,
+//! strict 2026-07-28 wire rules in a thin layer in front of rmcp
 //! (MA-8-1 to MA-8-4, legacy `DELETE` answered 204), and caps on legacy sessions and
 //! `subscriptions/listen` streams.
 
+mod access;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzz;
 mod sessions;
 mod strict;
+mod token;
+
+pub use token::{TOKEN_ENV, TokenLabel, token_dir};
 
 use super::{GuiBridgeServer, ServeError};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 /// Options of the streamable HTTP transport. Build from [`HttpOptions::default`] with the
 /// builder methods: `HttpOptions::default().max_sessions(64).max_listen_streams(16)`.
 ///
 /// | option | default |
 /// | --- | --- |
+/// | access token ([`token`](HttpOptions::token), [`named_token`](HttpOptions::named_token), [`token_file`](HttpOptions::token_file), [`no_token`](HttpOptions::no_token)) | [`TOKEN_ENV`] when set, else generated at start |
 /// | [`allow_non_loopback`](HttpOptions::allow_non_loopback) | `false` |
+/// | [`trusted_origins`](HttpOptions::trusted_origins) | none beyond the server's own |
 /// | [`max_sessions`](HttpOptions::max_sessions) | [`HttpOptions::DEFAULT_MAX_SESSIONS`] = 32 |
 /// | [`max_listen_streams`](HttpOptions::max_listen_streams) | [`HttpOptions::DEFAULT_MAX_LISTEN_STREAMS`] = 64 |
+/// | [`max_connections`](HttpOptions::max_connections) | `max_sessions + max_listen_streams +` [`HttpOptions::CONNECTION_HEADROOM`] (= 128) |
+/// | [`header_read_timeout`](HttpOptions::header_read_timeout) | [`HttpOptions::DEFAULT_HEADER_READ_TIMEOUT`] = 30 s |
+/// | [`body_timeout`](HttpOptions::body_timeout) | [`HttpOptions::DEFAULT_BODY_TIMEOUT`] = 30 s |
 ///
 /// The caps keep the server's memory bounded whatever clients do. A legacy
 /// session costs about 58 KiB of server memory, most of it rmcp's per-session channels, and
@@ -34,10 +48,20 @@ use tokio::net::TcpListener;
 #[non_exhaustive]
 pub struct HttpOptions {
     /// Serve on a non-loopback address and accept any `Host` header. Off by default: the
-    /// server then refuses non-loopback addresses, and rmcp rejects `Host` headers other than
-    /// `localhost`, `127.0.0.1` and `::1` (DNS-rebinding protection). GB 0.1.0 has no
-    /// authorisation (GB-10.6-1), so whoever reaches the port operates the UI.
+    /// server then refuses non-loopback addresses, and answers a `Host` header other than
+    /// `localhost`, `127.0.0.1` and `[::1]` (any port) with HTTP 403 (DNS-rebinding
+    /// protection). GB 0.1.0 has no authorisation (GB-10.6-1), so whoever reaches the port
+    /// operates the UI.
     pub allow_non_loopback: bool,
+    /// Browser origins trusted besides the server's own, each `scheme://host:port` (compared
+    /// as origins: scheme and host case-insensitively, a missing port read as the scheme's
+    /// default). The server's own origin is always trusted: `http://HOST:PORT` where `PORT` is
+    /// the bound port (for [`http_router`] mounted in an app's own server: the port of the
+    /// request's `Host` header) and `HOST` is `localhost`, `127.0.0.1`, `[::1]` or the bound
+    /// address. A request with any other `Origin` (a page on another `localhost` port,
+    /// `null`, a malformed value) gets HTTP 403 before its body is read; a request without
+    /// `Origin` (SDKs and CLIs send none) passes.
+    pub trusted_origins: Vec<String>,
     /// Most legacy (2025-11-25 and older, `Mcp-Session-Id`) sessions alive at once, default
     /// [`HttpOptions::DEFAULT_MAX_SESSIONS`]. A new session past the cap evicts the least
     /// recently used *idle* session (no `GET` SSE stream open, no request in flight); the
@@ -52,14 +76,74 @@ pub struct HttpOptions {
     /// stops counting when its response ends (the client cancelled it or went away). `0` refuses
     /// every listen.
     pub max_listen_streams: usize,
+    /// Most TCP connections [`serve_http_on_with`] serves at once; `None` (the default) means
+    /// `max_sessions + max_listen_streams +` [`HttpOptions::CONNECTION_HEADROOM`], and a value
+    /// below `max_sessions + max_listen_streams` is raised to it (every session's `GET` stream
+    /// and every listen stream holds a connection). Past the cap a connection still has its
+    /// first request's `Host` and `Origin` checked (403 as usual), then gets HTTP 503 with no
+    /// body and is closed; established connections keep working. At most
+    /// [`HttpOptions::CONNECTION_HEADROOM`] such refused connections are open at once; beyond
+    /// that a connection is closed as soon as it is accepted. Not applied by [`http_router`]
+    /// (the app's own server owns its connections).
+    pub max_connections: Option<usize>,
+    /// Longest a client may take to send a request's head (request line and headers), default
+    /// [`HttpOptions::DEFAULT_HEADER_READ_TIMEOUT`]; the connection is then closed without an
+    /// answer (a slowloris client holds nothing longer). It is also the idle timeout of a
+    /// keep-alive connection between requests: the clock starts when the server waits for the
+    /// next request. A connection with a response in flight — a `GET` SSE stream, a
+    /// `subscriptions/listen` stream — is never timed out, however long it stays quiet. Applied
+    /// by [`serve_http_on_with`] (hyper's `header_read_timeout`), not by [`http_router`].
+    pub header_read_timeout: std::time::Duration,
+    /// Longest a client may take to send a POST body once its head is in, default
+    /// [`HttpOptions::DEFAULT_BODY_TIMEOUT`]; past it the request gets HTTP 408 with no body and
+    /// the connection is closed.
+    pub body_timeout: std::time::Duration,
+    /// The address [`serve_http_on_with`] bound, for the server's own origin.
+    bound: Option<SocketAddr>,
+    /// Where the access token comes from.
+    token_source: TokenSource,
+}
+
+/// Where the access token comes from (see [`HttpOptions::token`]).
+#[derive(Clone, Default)]
+enum TokenSource {
+    /// [`TOKEN_ENV`] when set, else generated.
+    #[default]
+    Default,
+    /// [`TOKEN_ENV`] when set, else this file.
+    File(std::path::PathBuf),
+    /// The app's tokens, `(label, secret)`.
+    Tokens(Vec<(String, String)>),
+    /// No token: [`HttpOptions::no_token`].
+    Disabled,
+}
+
+impl std::fmt::Debug for TokenSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Default => f.write_str("Default"),
+            Self::File(path) => f.debug_tuple("File").field(path).finish(),
+            // Labels only, never a secret.
+            Self::Tokens(tokens) => {
+                f.debug_tuple("Tokens").field(&tokens.iter().map(|(l, _)| l).collect::<Vec<_>>()).finish()
+            }
+            Self::Disabled => f.write_str("Disabled"),
+        }
+    }
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
         Self {
             allow_non_loopback: false,
+            trusted_origins: Vec::new(),
             max_sessions: Self::DEFAULT_MAX_SESSIONS,
             max_listen_streams: Self::DEFAULT_MAX_LISTEN_STREAMS,
+            max_connections: None,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            body_timeout: Self::DEFAULT_BODY_TIMEOUT,
+            bound: None,
+            token_source: TokenSource::Default,
         }
     }
 }
@@ -70,10 +154,70 @@ impl HttpOptions {
     pub const DEFAULT_MAX_SESSIONS: usize = 32;
     /// Default [`HttpOptions::max_listen_streams`]: 64 open `subscriptions/listen` streams.
     pub const DEFAULT_MAX_LISTEN_STREAMS: usize = 64;
+    /// Connections allowed beyond `max_sessions + max_listen_streams` by default (short
+    /// requests of 2026-07-28 clients, a legacy client's POSTs), and the most connections
+    /// held open past the cap only to be refused: 32.
+    pub const CONNECTION_HEADROOM: usize = 32;
+    /// Default [`HttpOptions::header_read_timeout`]: 30 seconds.
+    pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+    /// Default [`HttpOptions::body_timeout`]: 30 seconds (4 MiB, the body cap, at 140 KB/s).
+    pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+    /// Requires `Authorization: Bearer SECRET` on every request, labelled `"default"` (see
+    /// [`TokenLabel`]); replaces any token set before. `SECRET` must be 16 to 1,024 visible ASCII
+    /// characters, checked at start-up ([`ServeError::Token`]).
+    ///
+    /// Without this, [`HttpOptions::named_token`] or [`HttpOptions::no_token`], the token is
+    /// read from the environment variable [`TOKEN_ENV`] (`BRIDGE_MCP_TOKEN`) when it is set,
+    /// else from the file of [`HttpOptions::token_file`] when named, else generated at start
+    /// (32 random bytes, 64 hex digits), printed to stderr and written to a file readable by
+    /// this user only (`mcp-PID-PORT.token` in [`token_dir`], a `0700` directory) whose path is
+    /// printed with it. A request without the token gets HTTP 401 with
+    /// `WWW-Authenticate: Bearer realm="bridge"` and no body, before its body is read.
+    pub fn token(mut self, secret: impl Into<String>) -> Self {
+        self.token_source = TokenSource::Tokens(vec![("default".to_owned(), secret.into())]);
+        self
+    }
+
+    /// Adds a token labelled `label` (one per agent, say); a request that presents it carries
+    /// [`TokenLabel`]`(label)`, which the dispatcher and the request's `tracing` span see.
+    /// Replaces a token from [`HttpOptions::token_file`], the environment or generation; any
+    /// number of named tokens may be configured.
+    pub fn named_token(mut self, label: impl Into<String>, secret: impl Into<String>) -> Self {
+        let entry = (label.into(), secret.into());
+        match &mut self.token_source {
+            TokenSource::Tokens(tokens) => tokens.push(entry),
+            other => *other = TokenSource::Tokens(vec![entry]),
+        }
+        self
+    }
+
+    /// Reads the token from the file at `path` at start-up (surrounding whitespace trimmed), unless
+    /// [`TOKEN_ENV`] is set; a missing or unreadable file stops the start ([`ServeError::Token`]).
+    pub fn token_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.token_source = TokenSource::File(path.into());
+        self
+    }
+
+    /// Serves without an access token: whoever can reach the port (every local user and
+    /// process, on loopback) can list and call every tool. An explicit opt-out for test rigs and
+    /// single-user machines; refused at start-up ([`ServeError::CompanionWithoutToken`]) when the
+    /// server also carries the companion's tools, whose HTTP profile needs the token.
+    pub fn no_token(mut self) -> Self {
+        self.token_source = TokenSource::Disabled;
+        self
+    }
 
     /// Sets [`HttpOptions::allow_non_loopback`].
     pub fn allow_non_loopback(mut self, allow: bool) -> Self {
         self.allow_non_loopback = allow;
+        self
+    }
+
+    /// Adds `origin` (`scheme://host:port`, e.g. `http://localhost:5173` for a dev server's
+    /// page) to [`HttpOptions::trusted_origins`].
+    pub fn trust_origin(mut self, origin: impl Into<String>) -> Self {
+        self.trusted_origins.push(origin.into());
         self
     }
 
@@ -88,17 +232,33 @@ impl HttpOptions {
         self.max_listen_streams = max;
         self
     }
-}
 
-/// Browser origins accepted by [`http_router`]: pages served from loopback, any port.
-pub const LOOPBACK_ORIGINS: [&str; 6] = [
-    "http://localhost:*",
-    "http://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://localhost:*",
-    "https://127.0.0.1:*",
-    "https://[::1]:*",
-];
+    /// Sets [`HttpOptions::max_connections`] (a count of TCP connections, raised to at least
+    /// `max_sessions + max_listen_streams`).
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = Some(max);
+        self
+    }
+
+    /// Sets [`HttpOptions::header_read_timeout`] (also the keep-alive idle timeout).
+    pub fn header_read_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets [`HttpOptions::body_timeout`].
+    pub fn body_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// The connection cap in force: [`HttpOptions::max_connections`] or its default, at least
+    /// `max_sessions + max_listen_streams`.
+    pub fn effective_max_connections(&self) -> usize {
+        let streams = self.max_sessions.saturating_add(self.max_listen_streams);
+        self.max_connections.unwrap_or(streams.saturating_add(Self::CONNECTION_HEADROOM)).max(streams)
+    }
+}
 
 /// An axum router serving streamable HTTP MCP at `/mcp`: a clone of `server` (the composed
 /// surfaces, sharing its view table; a [`Bridge`](crate::gui::Bridge) alone converts into one)
@@ -106,34 +266,63 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
 /// with a [`LocalSessionManager`] bounded by [`HttpOptions::max_sessions`]). Mount it in an
 /// app's own server, or use [`serve_http`].
 ///
-/// A thin layer in front of rmcp makes the wire strict: a POST body of at most 4 MiB (413
-/// beyond), checked as one JSON-RPC message before rmcp compares routing headers (MA-8-1:
-/// invalid JSON → 400 `-32700`, a bad envelope → 400 `-32600`, a malformed request `_meta` →
-/// 400 `-32602`); no body ever answers a notification (MA-8-2 to MA-8-4); errors on requests
-/// are JSON-RPC error objects; a legacy session's `DELETE` answers 204 (404 for an unknown
-/// session). The 2026-07-28 endpoint answers `GET` and `DELETE` with 405 (MA-1-6). Past
+/// Every request to `/mcp` is checked in this order, before its body is read: `Host` (loopback
+/// names unless [`HttpOptions::allow_non_loopback`]), `Origin` (absent, or the server's own, or
+/// one of [`HttpOptions::trusted_origins`]), the access token (`Authorization: Bearer`, see
+/// [`HttpOptions::token`]), then the connection cap ([`serve_http_on_with`] only). Such a
+/// rejection is an HTTP status with no body and closes the connection: 403 for `Host` or
+/// `Origin`, 401 with `WWW-Authenticate: Bearer realm="bridge"` for the token (no OAuth
+/// resource metadata: the token is handed over out of band), 503 past the connection cap. rmcp
+/// checks `Host` and `Origin` again.
+///
+/// The token is resolved here (read, or generated and printed): errors are
+/// [`ServeError::Token`], and [`ServeError::CompanionWithoutToken`] when `server` carries the
+/// companion's tools and [`HttpOptions::no_token`] is set. The companion's tools over HTTP are
+/// the companion's HTTP profile (CP-5-16): loopback binding (unless the app opts out), the bearer
+/// token, the `Origin` rule above, and the fixed `ClientIdentity` the app gave
+/// `CompanionTools` (every HTTP caller acts as that client; pairing
+/// is not involved).
+///
+/// Then a thin layer in front of rmcp makes the wire strict: a POST body of at most 4 MiB
+/// (413 beyond; 408 with no body when it takes longer than [`HttpOptions::body_timeout`]),
+/// checked as one JSON-RPC message before rmcp compares routing headers (MA-8-1: invalid JSON →
+/// 400 `-32700`, a bad envelope → 400 `-32600`, a malformed request `_meta` → 400 `-32602`); no
+/// body ever answers a notification (MA-8-2 to MA-8-4); errors on requests are JSON-RPC error
+/// objects; a legacy session's `DELETE` answers 204 (404 for an unknown session). The
+/// 2026-07-28 endpoint answers `GET` and `DELETE` with 405 (MA-1-6). Past
 /// [`HttpOptions::max_sessions`] active sessions an `initialize`, and past
 /// [`HttpOptions::max_listen_streams`] a `subscriptions/listen`, gets HTTP 503 with a JSON-RPC
 /// error.
-pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) -> axum::Router {
+pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) -> Result<axum::Router, ServeError> {
     let server = server.into();
-    // Browsers send `Origin`; only pages served from this machine may talk to the app (MCP's
-    // DNS-rebinding rule). Clients that send no `Origin` (SDKs, CLIs) are unaffected.
-    let mut config = StreamableHttpServerConfig::default().with_allowed_origins(LOOPBACK_ORIGINS);
+    let tokens = token::Tokens::resolve(options, options.bound.map(|addr| addr.port()))?;
+    if tokens.is_disabled() {
+        if server.carries_companion() {
+            return Err(ServeError::CompanionWithoutToken);
+        }
+        tracing::warn!("serving MCP over HTTP without an access token (HttpOptions::no_token)");
+    }
+    let access = access::Access::new(options);
+    // The second line: rmcp's own DNS-rebinding checks, with the same origin list (or, when
+    // the port is not known here, a looser one).
+    let mut config = StreamableHttpServerConfig::default().with_allowed_origins(access.rmcp_origins());
     if options.allow_non_loopback {
         config = config.disable_allowed_hosts();
     }
     let sessions = Arc::new(sessions::BoundedSessions::new(LocalSessionManager::default(), options.max_sessions));
     let strict = strict::Strict {
+        access: Arc::new(access),
+        tokens: Arc::new(tokens),
         sessions: sessions.clone(),
         max_body_bytes: config.max_request_body_bytes,
+        body_timeout: options.body_timeout,
         listens: strict::Listens::new(options.max_listen_streams),
     };
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     // `route_layer`: only requests routed to `/mcp` pass the layer, not an app's fallback.
-    axum::Router::new()
+    Ok(axum::Router::new()
         .nest_service("/mcp", service)
-        .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire))
+        .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire)))
 }
 
 /// Binds `addr` and serves `server` at `http://ADDR/mcp` until the listener fails. `addr` must
@@ -151,18 +340,73 @@ pub async fn serve_http_on(server: impl Into<GuiBridgeServer>, listener: TcpList
     serve_http_on_with(server, listener, HttpOptions::default()).await
 }
 
-/// Serves `server` at `http://ADDR/mcp` on `listener` with `options`; refuses a non-loopback
-/// listener unless [`HttpOptions::allow_non_loopback`] is set.
+/// Serves `server` at `http://ADDR/mcp` on `listener` with `options` until accepting fails;
+/// refuses a non-loopback listener unless [`HttpOptions::allow_non_loopback`] is set.
+///
+/// Each connection is served by hyper (HTTP/1.1) with [`HttpOptions::header_read_timeout`]
+/// and counted against [`HttpOptions::max_connections`]; its requests pass [`http_router`]'s
+/// checks.
 pub async fn serve_http_on_with(
     server: impl Into<GuiBridgeServer>,
     listener: TcpListener,
-    options: HttpOptions,
+    mut options: HttpOptions,
 ) -> Result<(), ServeError> {
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() && !options.allow_non_loopback {
         return Err(ServeError::NonLoopback(addr));
     }
-    tracing::info!(%addr, "serving MCP over streamable HTTP at /mcp");
-    axum::serve(listener, http_router(server, &options)).await?;
-    Ok(())
+    options.bound = Some(addr);
+    let router = http_router(server, &options)?;
+    let max_connections = options.effective_max_connections();
+    let slots = Arc::new(Semaphore::new(max_connections.min(Semaphore::MAX_PERMITS)));
+    let refusals = Arc::new(Semaphore::new(HttpOptions::CONNECTION_HEADROOM));
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1.timer(TokioTimer::new()).header_read_timeout(options.header_read_timeout);
+    tracing::info!(%addr, max_connections, "serving MCP over streamable HTTP at /mcp");
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            // A peer that reset before being accepted, a full descriptor table: wait a little
+            // rather than spin, and keep serving.
+            Err(e) if is_transient(&e) => {
+                tracing::warn!(error = %e, "accepting an HTTP connection failed; retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (permit, over_cap) = match slots.clone().try_acquire_owned() {
+            Ok(slot) => (slot, false),
+            Err(_) => match refusals.clone().try_acquire_owned() {
+                Ok(refusal) => (refusal, true),
+                Err(_) => {
+                    tracing::warn!(%peer, max_connections, "closed an HTTP connection at once: too many connections");
+                    drop(stream);
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(access::Connection { over_cap });
+            tower::ServiceExt::oneshot(router.clone(), request)
+        });
+        let connection = http1.serve_connection(TokioIo::new(stream), service);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(%peer, error = %e, "HTTP connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+}
+
+/// An `accept` error that says nothing about the listener itself.
+fn is_transient(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    const ENFILE: i32 = 23;
+    const EMFILE: i32 = 24;
+    matches!(e.kind(), ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset | ErrorKind::Interrupted)
+        || e.raw_os_error().is_some_and(|code| code == ENFILE || code == EMFILE)
 }

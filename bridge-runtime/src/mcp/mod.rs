@@ -49,7 +49,7 @@ mod companion;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz;
 #[cfg(feature = "http")]
-mod http;
+pub(crate) mod http;
 mod inbound;
 mod log;
 mod mapping;
@@ -64,7 +64,9 @@ mod transport;
 pub use companion::CompanionTools;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use http::{HttpOptions, LOOPBACK_ORIGINS, http_router, serve_http, serve_http_on, serve_http_on_with};
+pub use http::{
+    HttpOptions, TOKEN_ENV, TokenLabel, http_router, serve_http, serve_http_on, serve_http_on_with, token_dir,
+};
 pub use log::loggable;
 pub use mapping::WINDOWS_URI;
 #[cfg(feature = "testing")]

@@ -99,6 +99,18 @@ impl From<Bridge> for GuiBridgeServer {
     }
 }
 
+impl GuiBridgeServer {
+    /// Whether this server also serves the companion's tools (the HTTP transport then refuses
+    /// to run without an access token).
+    #[cfg(feature = "http")]
+    pub(crate) fn carries_companion(&self) -> bool {
+        #[cfg(feature = "companion")]
+        return self.companion.is_some();
+        #[cfg(not(feature = "companion"))]
+        false
+    }
+}
+
 impl Clone for GuiBridgeServer {
     fn clone(&self) -> Self {
         Self {

@@ -14,6 +14,19 @@ pub enum ServeError {
          set HttpOptions::allow_non_loopback to expose the UI to the network"
     )]
     NonLoopback(SocketAddr),
+    /// The HTTP access token could not be set up: a configured token is too short, too long or
+    /// not visible ASCII, the token file cannot be read, or a generated token cannot be written
+    /// to its private file (feature `http`). The message says which.
+    #[error("MCP over HTTP: {0}")]
+    Token(String),
+    /// [`HttpOptions::no_token`](crate::mcp::HttpOptions::no_token) on a server that carries the
+    /// companion's tools: the companion's HTTP profile (CP-5-16) needs the bearer token (feature
+    /// `http`).
+    #[error(
+        "refusing to serve the companion's tools over HTTP without an access token; \
+         drop HttpOptions::no_token (the companion's HTTP profile needs the bearer token)"
+    )]
+    CompanionWithoutToken,
     /// Binding or serving the socket failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

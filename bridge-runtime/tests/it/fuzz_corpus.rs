@@ -139,3 +139,19 @@ fn fuzz_corpus_prelayer_answers_ma_8_2() {
         assert!(n > 0, "the prelayer corpus no longer reaches {class}: {total:?}");
     }
 }
+
+// The HTTP transport's checks before a body is read (Host, Origin, bearer token): every corpus
+// head keeps the properties `http_head` checks, and the corpus reaches a 403, a 401 and an
+// admission with each configured token.
+#[test]
+fn fuzz_corpus_http_head_checks_before_the_body() {
+    let (mut forbidden, mut unauthorized, mut admitted) = (0, 0, BTreeSet::new());
+    for (name, data) in corpus("http_head") {
+        let r = replay("http_head", &name, &data, bridge_runtime::__internals::http_head);
+        forbidden += usize::from(r.forbidden);
+        unauthorized += usize::from(r.unauthorized);
+        admitted.extend(r.admitted_as);
+    }
+    assert!(forbidden > 0 && unauthorized > 0, "403s: {forbidden}, 401s: {unauthorized}");
+    assert_eq!(admitted, BTreeSet::from([0, 1]), "both configured tokens admitted");
+}

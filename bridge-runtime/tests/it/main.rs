@@ -30,6 +30,7 @@ mod mcp_bounded;
 mod mcp_companion;
 mod mcp_handshake;
 mod mcp_http;
+mod mcp_http_access;
 mod mcp_leak;
 mod mcp_sessions;
 mod mcp_stdio;

@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 async fn start(options: HttpOptions) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(serve_http_on_with(bridge(), listener, options));
+    tokio::spawn(serve_http_on_with(bridge(), listener, options.token(HTTP_TOKEN)));
     format!("http://{addr}/mcp")
 }
 
@@ -33,7 +33,7 @@ async fn send(url: &str, method: &str, headers: &[(&str, &str)], body: &str) -> 
     let authority = authority(url);
     let mut stream = TcpStream::connect(authority).await.expect("connect");
     let mut head = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nAuthorization: {HTTP_AUTH}\r\nContent-Length: {}\r\n",
         body.len()
     );
     for (name, value) in headers {
@@ -209,7 +209,7 @@ async fn zero_sessions_still_serves_2026_clients() {
     assert_busy(status, &head, &body, 3);
     let modern = ()
         .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(url.clone()),
+            StreamableHttpClientTransport::from_config(authed(url.clone())),
             ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
         )
         .await
@@ -236,7 +236,7 @@ async fn listen_streams_are_capped() {
     let url = start(HttpOptions::default().max_listen_streams(2)).await;
     let client = ()
         .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(url.clone()),
+            StreamableHttpClientTransport::from_config(authed(url.clone())),
             ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
         )
         .await

@@ -4,7 +4,7 @@
 use crate::support::mcp as mcp_support;
 
 use bridge_runtime::Bridge;
-use bridge_runtime::mcp::{HttpOptions, ServeError, serve_http, serve_http_on, serve_http_on_with};
+use bridge_runtime::mcp::{ServeError, serve_http, serve_http_on, serve_http_on_with};
 use mcp_support::*;
 use rmcp::model::{ProtocolVersion, ServerNotification, SubscribeRequestParams, SubscriptionFilter};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -17,13 +17,17 @@ use tokio::net::TcpListener;
 async fn start(bridge: &Bridge) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(serve_http_on(bridge.clone(), listener));
+    tokio::spawn(serve_http_on_with(bridge.clone(), listener, http_options()));
     format!("http://{addr}/mcp")
 }
 
 async fn http_legacy(url: &str) -> (Client, Recorder) {
     let rec = Recorder::default();
-    let client = rec.clone().serve(StreamableHttpClientTransport::from_uri(url.to_owned())).await.expect("initialize");
+    let client = rec
+        .clone()
+        .serve(StreamableHttpClientTransport::from_config(authed(url.to_owned())))
+        .await
+        .expect("initialize");
     (client, rec)
 }
 
@@ -32,7 +36,7 @@ async fn http_modern(url: &str) -> (Client, Recorder) {
     let client = rec
         .clone()
         .serve_with_lifecycle(
-            StreamableHttpClientTransport::from_uri(url.to_owned()),
+            StreamableHttpClientTransport::from_config(authed(url.to_owned())),
             ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
         )
         .await
@@ -123,7 +127,7 @@ async fn non_loopback_is_refused_unless_allowed() {
     // Explicitly allowed: it serves (reach it through loopback here).
     let listener = TcpListener::bind("0.0.0.0:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    tokio::spawn(serve_http_on_with(bridge.clone(), listener, HttpOptions::default().allow_non_loopback(true)));
+    tokio::spawn(serve_http_on_with(bridge.clone(), listener, http_options().allow_non_loopback(true)));
     let (client, _) = http_legacy(&format!("http://127.0.0.1:{port}/mcp")).await;
     assert_eq!(tool_names(&client).await.len(), 4);
     client.cancel().await.unwrap();
@@ -166,7 +170,7 @@ async fn raw(url: &str, method: &str, headers: &[(&str, &str)], body: &[u8]) -> 
     let authority = url.strip_prefix("http://").and_then(|rest| rest.split('/').next()).expect("http URL");
     let mut stream = tokio::net::TcpStream::connect(authority).await.expect("connect");
     let mut head = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        "{method} /mcp HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nAuthorization: {HTTP_AUTH}\r\nContent-Length: {}\r\n",
         body.len()
     );
     for (name, value) in headers {

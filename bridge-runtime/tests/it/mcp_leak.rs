@@ -5,7 +5,7 @@
 use crate::support::mcp as mcp_support;
 
 use bridge_runtime::__internals::live_forwarders;
-use bridge_runtime::mcp::serve_http_on;
+use bridge_runtime::mcp::serve_http_on_with;
 use mcp_support::*;
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -47,10 +47,10 @@ async fn closed_sessions_stop_their_forwarders_alone() {
     // Legacy HTTP sessions (the client ends its session with DELETE).
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(serve_http_on(bridge.clone(), listener));
+    tokio::spawn(serve_http_on_with(bridge.clone(), listener, http_options()));
     let mut clients = Vec::new();
     for _ in 0..2 {
-        clients.push(().serve(StreamableHttpClientTransport::from_uri(url.clone())).await.unwrap());
+        clients.push(().serve(StreamableHttpClientTransport::from_config(authed(url.clone()))).await.unwrap());
     }
     assert!(wait_forwarders(2).await, "{} forwarders", live_forwarders());
     for c in clients {

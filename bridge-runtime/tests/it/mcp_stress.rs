@@ -17,8 +17,9 @@
 //! Bounded: loopback only, fixed operation count, stops by itself: ~13 s wall (~24 s CPU) in a
 //! debug build on 2 shared cores; every wait has a timeout (100 s for the writers).
 
+use crate::support::mcp::{authed, http_options};
 use bridge_runtime::catalog::{DescribeActions, DescribeWindow, WindowMeta};
-use bridge_runtime::mcp::serve_http_on;
+use bridge_runtime::mcp::serve_http_on_with;
 use bridge_runtime::model::FieldItem;
 use bridge_runtime::{
     ActionContext, ActionError, ActionHints, ActionSpec, Block, Bridge, BridgeActions, BridgeWindow, OpenOptions,
@@ -191,7 +192,7 @@ fn spawn_reader(peer: Peer<RoleClient>, mut rx: mpsc::UnboundedReceiver<()>, rea
 }
 
 async fn connect(url: &str, modern: bool, tx: mpsc::UnboundedSender<()>) -> Client {
-    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+    let transport = StreamableHttpClientTransport::from_config(authed(url.to_owned()));
     if modern {
         Notified(tx)
             .serve_with_lifecycle(
@@ -241,7 +242,7 @@ async fn sixteen_clients_and_the_user_lose_nothing() {
     let bridge = ledger_bridge();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(serve_http_on(bridge.clone(), listener));
+    tokio::spawn(serve_http_on_with(bridge.clone(), listener, http_options()));
     let v0 = window_of(&serde_json::from_str(&bridge.published().snapshot_json()).unwrap())["version"]
         .as_i64()
         .expect("initial version");

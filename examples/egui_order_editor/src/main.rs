@@ -35,9 +35,15 @@ use tracing_subscriber::prelude::*;
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio.
+    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio. Clients send
+    /// `Authorization: Bearer TOKEN`: the token is $BRIDGE_MCP_TOKEN when set, else generated and
+    /// printed to stderr (with the 0600 file it is also written to).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// With --http: serve without an access token, so any local user or process can drive the
+    /// app (test rigs only).
+    #[arg(long, requires = "http")]
+    no_token: bool,
     /// Rows in each "Report Details" window.
     #[arg(long, default_value_t = 10_000)]
     rows: usize,
@@ -98,6 +104,11 @@ fn main() {
         let bridge = bridge.clone();
         let egui_ctx = egui_ctx.clone();
         let http = args.http;
+        let http_options = if args.no_token {
+            bridge_runtime::mcp::HttpOptions::default().no_token()
+        } else {
+            bridge_runtime::mcp::HttpOptions::default()
+        };
         move || {
             let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
                 Ok(rt) => rt,
@@ -111,7 +122,7 @@ fn main() {
                     Some(addr) => {
                         let listener = tokio::net::TcpListener::bind(addr).await?;
                         eprintln!("egui_order_editor: serving MCP at http://{addr}/mcp");
-                        bridge_runtime::mcp::serve_http_on(bridge, listener).await
+                        bridge_runtime::mcp::serve_http_on_with(bridge, listener, http_options).await
                     }
                     None => {
                         eprintln!("egui_order_editor: serving MCP over stdio");

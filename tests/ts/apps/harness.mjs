@@ -12,6 +12,12 @@ export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, '..', '..', '..');
 export const CHROMIUM = process.env.BRIDGE_CHROMIUM ?? '/usr/bin/chromium';
 /** Generous: the machine is shared and slow. */
+/** The access token the servers started here require (handed over in BRIDGE_MCP_TOKEN, as a
+ * launcher would). Only the host page and direct clients hold it, never a view (MA-9-10). */
+export const HTTP_TOKEN = 'ts-test-token-0123456789abcdef';
+/** `requestInit` for an MCP SDK `StreamableHTTPClientTransport` that sends the token. */
+export const AUTHED = { requestInit: { headers: { Authorization: `Bearer ${HTTP_TOKEN}` } } };
+
 export const WAIT_MS = Number(process.env.BRIDGE_APPS_WAIT_MS ?? 30_000);
 
 let targetDirCache;
@@ -98,6 +104,7 @@ function startOn(bin, args, port) {
   return new Promise((resolve, reject) => {
     const proc = spawn(bin, ['--http', `127.0.0.1:${port}`, ...args], {
       stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, BRIDGE_MCP_TOKEN: HTTP_TOKEN },
     });
     running.add(proc);
     proc.once('exit', () => running.delete(proc));
@@ -116,6 +123,7 @@ function startOn(bin, args, port) {
           port,
           origin: `http://127.0.0.1:${port}`,
           url: `http://127.0.0.1:${port}/mcp`,
+          token: HTTP_TOKEN,
           proc,
           stderr: () => stderr,
           stop: () =>
@@ -193,7 +201,14 @@ export async function openHost(browser, server, bundle, query, extraRoutes = {})
   );
   await page.route(
     (url) => url.origin === server.origin && url.pathname === '/host.js',
-    (route) => route.fulfill({ status: 200, contentType: 'text/javascript; charset=utf-8', body: bundle }),
+    // The host script alone gets the token (a constant in its own script, never in the page's
+    // URL, the DOM or anything sent to a view: MA-9-10).
+    (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'text/javascript; charset=utf-8',
+        body: `const BRIDGE_MCP_TOKEN = ${JSON.stringify(server.token)};\n${bundle}`,
+      }),
   );
   for (const [href, body] of Object.entries(extraRoutes)) {
     await page.route(

@@ -91,7 +91,12 @@ function clientOptions() {
 
 async function newClient(name) {
   const client = new Client({ name, version: '0.0.0' }, clientOptions());
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', location.href)));
+  // The token stays with the host (MA-9-10): it is a constant of this script, prepended by the
+  // test harness, and goes into request headers only.
+  // eslint-disable-next-line no-undef
+  const token = typeof BRIDGE_MCP_TOKEN === 'string' ? BRIDGE_MCP_TOKEN : undefined;
+  const requestInit = token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', location.href), { requestInit }));
   return client;
 }
 

@@ -3,7 +3,15 @@
 //! rmcp does the transport's work: routing-header checks (`-32020`, MA-6-4), version checks,
 //! sessions, SSE. This layer only tightens what reaches it and reshapes a few of its answers:
 //!
-//! * **POST** — the body is buffered once, up to the same cap as rmcp's
+//! * **Every method**, from the request head alone, in this order: `Host`, `Origin`
+//!   (`access.rs`), the access token (`token.rs`), then the connection cap. A refusal is the
+//!   HTTP status with no body and `Connection: close` (403; 401 with
+//!   `WWW-Authenticate: Bearer realm="bridge"`; 503 past the cap): nothing of the body is read,
+//!   and a notification gets no JSON-RPC body (MA-8-4). An admitted request carries its token's
+//!   `TokenLabel` in its extensions and runs in an `mcp_http` span with `agent = label`. rmcp's own `Host`/`Origin` checks stay
+//!   behind as a second line.
+//! * **POST** — the body is buffered once, within `HttpOptions::body_timeout` (HTTP 408 with
+//!   no body and `Connection: close` past it), up to the same cap as rmcp's
 //!   `max_request_body_bytes`, parsed once with serde_json, and forwarded byte for byte.
 //!   - Over the cap: HTTP 413 with a JSON-RPC `-32600` error (`id: null`).
 //!   - Declared `application/json` but not JSON: HTTP 400 with a JSON-RPC `-32700` Parse error
@@ -42,7 +50,9 @@
 //!
 //! [`StreamableHttpService`]: rmcp::transport::StreamableHttpService
 
+use super::access::{Access, Connection};
 use super::sessions::BoundedSessions;
+use super::token::Tokens;
 use crate::mcp::inbound::{params_problem, request_problem};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
@@ -70,11 +80,17 @@ const MAX_REWRITTEN_BODY: usize = 64 * 1024;
 /// and the listen-stream slots.
 #[derive(Clone)]
 pub(super) struct Strict {
+    /// The `Host`/`Origin` rules.
+    pub(super) access: Arc<Access>,
+    /// The access tokens (none: the app opted out).
+    pub(super) tokens: Arc<Tokens>,
     /// The same manager the [`StreamableHttpService`](rmcp::transport::StreamableHttpService)
     /// was built with.
     pub(super) sessions: Arc<BoundedSessions>,
     /// Largest POST body accepted, in bytes; the service's `max_request_body_bytes`.
     pub(super) max_body_bytes: usize,
+    /// Longest the whole POST body may take to arrive.
+    pub(super) body_timeout: std::time::Duration,
     /// Slots for open `subscriptions/listen` streams.
     pub(super) listens: Listens,
 }
@@ -114,12 +130,40 @@ impl futures_core::Stream for Holding {
 }
 
 /// The middleware (`axum::middleware::from_fn_with_state`): see the module docs.
-pub(super) async fn strict_wire(State(strict): State<Strict>, request: Request, next: Next) -> Response {
-    match *request.method() {
-        Method::POST => post(&strict, request, next).await,
-        Method::DELETE => delete(&strict, request, next).await,
-        _ => next.run(request).await,
+pub(super) async fn strict_wire(State(strict): State<Strict>, mut request: Request, next: Next) -> Response {
+    if let Err(status) = strict.access.check(request.uri(), request.headers()) {
+        return refuse(status);
     }
+    let label = if strict.tokens.is_disabled() {
+        None
+    } else {
+        match strict.tokens.check(request.headers()) {
+            Some(label) => Some(label),
+            None => {
+                tracing::warn!("refused an HTTP request without a valid access token");
+                let mut response = refuse(StatusCode::UNAUTHORIZED);
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"bridge\""));
+                return response;
+            }
+        }
+    };
+    if request.extensions().get::<Connection>().is_some_and(|c| c.over_cap) {
+        return refuse(StatusCode::SERVICE_UNAVAILABLE);
+    }
+    let span = tracing::info_span!("mcp_http", agent = label.as_ref().map(|l| &*l.0));
+    if let Some(label) = label {
+        request.extensions_mut().insert(label);
+    }
+    let answer = async move {
+        match *request.method() {
+            Method::POST => post(&strict, request, next).await,
+            Method::DELETE => delete(&strict, request, next).await,
+            _ => next.run(request).await,
+        }
+    };
+    tracing::Instrument::instrument(answer, span).await
 }
 
 /// What a POST body is, as far as the answer's shape goes.
@@ -168,9 +212,14 @@ impl WireError {
 
 async fn post(strict: &Strict, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
-    let bytes = match read_capped(&parts.headers, body, strict.max_body_bytes).await {
-        Ok(bytes) => bytes,
-        Err(error) => return error.into_response(&Kind::Other(Value::Null)),
+    let read = tokio::time::timeout(strict.body_timeout, read_capped(&parts.headers, body, strict.max_body_bytes));
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(error)) => return error.into_response(&Kind::Other(Value::Null)),
+        Err(_elapsed) => {
+            tracing::warn!(timeout = ?strict.body_timeout, "refused an HTTP request whose body did not arrive in time");
+            return refuse(StatusCode::REQUEST_TIMEOUT);
+        }
     };
     let parsed = serde_json::from_slice::<Value>(&bytes);
     let kind = parsed.as_ref().map_or(Kind::Other(Value::Null), classify);
@@ -402,6 +451,14 @@ async fn delete(strict: &Strict, request: Request, next: Next) -> Response {
         *response.status_mut() = StatusCode::NOT_FOUND;
         response
     }
+}
+
+/// A refusal from the request head (or a stalled body): `status`, no body, and the connection
+/// closed after it (whatever of the body is still on its way is never read).
+fn refuse(status: StatusCode) -> Response {
+    let mut response = empty(status);
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// `status` with an empty body.

@@ -19,6 +19,25 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
 // ---------------------------------------------------------------------------------------------
+// HTTP access: every HTTP test server requires this token, and every client sends it.
+
+/// The access token of the tests' HTTP servers.
+pub const HTTP_TOKEN: &str = "test-token-0123456789abcdef";
+/// `Authorization` header value carrying [`HTTP_TOKEN`].
+pub const HTTP_AUTH: &str = "Bearer test-token-0123456789abcdef";
+
+/// HTTP options requiring [`HTTP_TOKEN`].
+pub fn http_options() -> bridge_runtime::mcp::HttpOptions {
+    bridge_runtime::mcp::HttpOptions::default().token(HTTP_TOKEN)
+}
+
+/// An rmcp streamable HTTP client configuration for `url` that sends [`HTTP_TOKEN`].
+pub fn authed(url: impl Into<String>) -> rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig {
+    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.into())
+        .auth_header(HTTP_TOKEN)
+}
+
+// ---------------------------------------------------------------------------------------------
 // The app: an order editor (top-level window) that opens a confirmation dialog (window-level
 // modal), and app-level actions.
 
