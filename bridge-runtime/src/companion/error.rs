@@ -176,9 +176,11 @@ impl CompanionError {
         Self::new(ErrorCode::NotFound, "No request with this requestId is visible to this client")
     }
 
-    /// Whether the same call may succeed later.
+    /// Whether the same call may succeed later: the code's default ([`ErrorCode::retryable`]),
+    /// unless a boolean `retryable` detail says otherwise (an `INTERNAL_ERROR` for a call that
+    /// already took effect must not be repeated).
     pub fn retryable(&self) -> bool {
-        self.code.retryable()
+        self.details.get("retryable").and_then(Value::as_bool).unwrap_or(self.code.retryable())
     }
 
     /// `error.data`: `{"code": "...", "retryable": bool, ...details}` (OQ-CP-12).

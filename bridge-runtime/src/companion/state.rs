@@ -179,7 +179,12 @@ pub(crate) struct State {
     ended: BTreeSet<(i64, String)>,
     /// Tombstones by burial time: `(at, requestId)`.
     buried: BTreeSet<(i64, String)>,
-    effects: mpsc::UnboundedSender<Effect>,
+    /// The presenter's queue, bounded by `maxPendingPresentations`. Only this state sends on
+    /// it, under the engine's lock, so its free room only grows behind the lock's back.
+    effects: mpsc::Sender<Effect>,
+    /// The display slot was free but the presenter's queue had no room to show the next request:
+    /// the presenter task wakes the timer task once it has taken a change.
+    pub show_deferred: bool,
 }
 
 impl State {
@@ -187,7 +192,7 @@ impl State {
         store: Box<dyn Store>,
         durability: Arc<Durability>,
         settings: RuntimeSettings,
-        effects: mpsc::UnboundedSender<Effect>,
+        effects: mpsc::Sender<Effect>,
     ) -> Self {
         Self {
             store,
@@ -212,6 +217,7 @@ impl State {
             ended: BTreeSet::new(),
             buried: BTreeSet::new(),
             effects,
+            show_deferred: false,
         }
     }
 
@@ -345,9 +351,21 @@ impl State {
         Ok(())
     }
 
+    /// Whether a change that puts something on screen (a show, or an update of the view shown)
+    /// may be queued for the presenter: it needs room for itself and for the removal of the view
+    /// shown, which is queued without asking. Every show and update asks first and keeps one
+    /// place free, and there is at most one view on screen, so a removal always has room: a
+    /// request never ends with its view left standing.
+    pub(super) fn room_to_present(&self) -> bool {
+        self.effects.capacity() >= 2
+    }
+
+    /// Queues a presenter call. Shows and updates have asked [`State::room_to_present`] first,
+    /// and removals always have room; a send error only means the engine is shutting down.
     pub(super) fn emit(&self, effect: Effect) {
-        // The receiver lives as long as the engine; a send error only means it is shutting down.
-        let _ = self.effects.send(effect);
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.effects.try_send(effect) {
+            tracing::error!("companion: the presenter's queue had no room for a change; it was dropped");
+        }
     }
 
     pub(super) fn live_records(&self) -> impl Iterator<Item = &Record> {
@@ -382,6 +400,12 @@ impl State {
     pub(super) fn schedule(&mut self, catalog: &Catalog, now: i64) {
         loop {
             if self.slot.is_some() || !self.settings.visible {
+                return;
+            }
+            if !self.room_to_present() {
+                // The presenter is behind (`maxPendingPresentations`): nothing is shown until it
+                // catches up; queued requests stay queued, their deadlines still run.
+                self.show_deferred = true;
                 return;
             }
             let paused = self.settings.external_paused;

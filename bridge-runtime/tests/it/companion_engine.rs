@@ -8,10 +8,12 @@ use crate::support::companion as companion_support;
 use bridge_runtime::catalog::{CapabilitySpec, Scope};
 use bridge_runtime::companion::protocol::params::METHODS;
 use bridge_runtime::companion::{
-    ClientIdentity, EngineConfig, ErrorCode, HostError, PresenterEvent, RequestState, SqliteStore,
+    ClientIdentity, Engine, EngineConfig, ErrorCode, HideReason, HostError, Presentation, Presenter, PresenterEvent,
+    RequestState, ScriptedPresenter, SqliteStore,
 };
 use companion_support::*;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn state(v: &Value) -> &str {
@@ -1291,4 +1293,169 @@ async fn one_client_cannot_take_every_record() {
     }
     let other = create(&f.engine, &b, create_body("notice.show", json!({"text": "y"}), 5_000)).await;
     assert!(other["requestId"].is_string(), "another client still creates");
+}
+
+/// A presenter whose UI thread froze: its first `show` does not return until the test releases
+/// it, so the engine's queue of presentation changes is not drained meanwhile. Every call is
+/// recorded by the inner [`ScriptedPresenter`].
+struct FrozenPresenter {
+    inner: ScriptedPresenter,
+    entered: std::sync::Mutex<Option<std::sync::mpsc::Sender<()>>>,
+    gate: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+}
+
+/// Unfreezes the presenter when dropped, so that a failing test ends instead of hanging.
+struct Thaw(Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>);
+
+impl Drop for Thaw {
+    fn drop(&mut self) {
+        *self.0.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.0.1.notify_all();
+    }
+}
+
+impl Presenter for FrozenPresenter {
+    fn show(&self, presentation: &Presentation, engine: &Engine) {
+        self.inner.show(presentation, engine);
+        if let Some(entered) = self.entered.lock().unwrap().take() {
+            entered.send(()).unwrap();
+            let (open, cv) = &*self.gate;
+            let _open = cv.wait_while(open.lock().unwrap(), |open| !*open).unwrap();
+        }
+    }
+    fn update(&self, presentation: &Presentation, engine: &Engine) {
+        self.inner.update(presentation, engine);
+    }
+    fn hide(&self, request_id: &str, why: HideReason, engine: &Engine) {
+        self.inner.hide(request_id, why, engine);
+    }
+}
+
+// CP-4-8, CP-4-9, CP-4-20: the presenter's queue of changes is bounded. While the app does not
+// draw, updates of the request on screen are accepted up to `maxPendingPresentations`
+// (published in runtime.describe), then refused with QUEUE_FULL (retryable, `limit` named)
+// before anything is recorded: the revision stays, the refused value never reaches the screen.
+// Taking the view down still has room, and a request created meanwhile stays queued and is
+// shown once the app catches up: nothing accepted is lost. (Before: every update was accepted
+// and queued without bound.)
+#[test]
+fn a_presenter_that_does_not_draw_gets_queue_full_and_nothing_is_lost() {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let (inner, mut events) = ScriptedPresenter::new();
+        let (entered_tx, entered) = std::sync::mpsc::channel();
+        let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+        let presenter = FrozenPresenter { inner, entered: std::sync::Mutex::new(Some(entered_tx)), gate: gate.clone() };
+        let thaw = Thaw(gate);
+        let engine = Engine::builder(catalog()).presenter(presenter).start().unwrap();
+        let a = agent("a");
+        let snap =
+            create(&engine, &a, create_body("progress.show", json!({"label": "Build", "value": 0}), 600_000)).await;
+        let id = id_of(&snap);
+        tokio::task::spawn_blocking(move || entered.recv_timeout(Duration::from_secs(30)).expect("shown"))
+            .await
+            .unwrap();
+
+        let mut rev = get(&engine, &a, &id).await.unwrap()["revision"].as_u64().unwrap();
+        let mut accepted = Vec::new();
+        let mut refused = None;
+        for i in 1..=10_000u32 {
+            let value = f64::from(i) / 100_000.0;
+            let body = json!({"requestId": id, "expectedRevision": rev, "params": {"value": value}});
+            match engine.call(&a, "requests.update", body).await {
+                Ok(s) => {
+                    rev = s["revision"].as_u64().unwrap();
+                    accepted.push(value);
+                }
+                Err(e) => {
+                    refused = Some((e, value));
+                    break;
+                }
+            }
+        }
+        let (e, refused_value) = refused.expect("a presenter that never draws must not be queued for without bound");
+        assert_eq!(e.code, ErrorCode::QueueFull, "{e:?}");
+        assert!(e.retryable());
+        assert_eq!(e.data()["limit"], "maxPendingPresentations");
+        let limits = engine.call(&a, "runtime.describe", json!({})).await.unwrap()["limits"].clone();
+        let limit = limits["maxPendingPresentations"].as_u64().expect("the bound is published");
+        assert_eq!(limit, EngineConfig::default().max_pending_presentations as u64);
+        // One place stays free for taking the view down.
+        assert_eq!(accepted.len() as u64, limit - 1);
+        // Refused before it was recorded: the request is as the last accepted update left it.
+        let now = get(&engine, &a, &id).await.unwrap();
+        assert_eq!(now["revision"].as_u64().unwrap(), rev);
+        assert_eq!(now["state"], "running");
+        let again = json!({"requestId": id, "expectedRevision": rev, "params": {"value": refused_value}});
+        assert_eq!(engine.call(&a, "requests.update", again).await.unwrap_err().code, ErrorCode::QueueFull);
+
+        // The view can still be taken down; the next request waits for the app to catch up.
+        let cancelled = engine.call(&a, "requests.cancel", json!({"requestId": id})).await.unwrap();
+        assert_eq!(cancelled["state"], "cancelled");
+        let next = create(&engine, &a, create_body("notice.show", json!({"text": "next"}), 60_000)).await;
+        let next_id = id_of(&next);
+        assert_eq!(get(&engine, &a, &next_id).await.unwrap()["state"], "queued");
+
+        drop(thaw);
+        let mut seen = Vec::new();
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(30), events.recv()).await.unwrap().unwrap();
+            let done = matches!(&event, PresenterEvent::Show(p) if p.request_id == next_id);
+            seen.push(event);
+            if done {
+                break;
+            }
+        }
+        let mut expected_updates = accepted.iter();
+        assert!(matches!(&seen[0], PresenterEvent::Show(p) if p.request_id == id));
+        for event in &seen[1..seen.len() - 2] {
+            match event {
+                PresenterEvent::Update(p) => assert_eq!(p.params["value"], *expected_updates.next().unwrap()),
+                other => panic!("expected an update, got {other:?}"),
+            }
+        }
+        assert_eq!(expected_updates.next(), None, "every accepted update was drawn, in order");
+        assert!(matches!(&seen[seen.len() - 2], PresenterEvent::Hide { request_id, .. } if *request_id == id));
+        assert_eq!(get(&engine, &a, &next_id).await.unwrap()["state"], "running");
+    });
+}
+
+/// The schema of `runtime.describe`'s `limits` in `doc`, wherever it is nested.
+fn limits_schema(doc: &Value) -> Option<&Value> {
+    match doc {
+        Value::Object(o) if o.get("properties").is_some_and(|p| p.get("maxActiveTotal").is_some()) => Some(doc),
+        Value::Object(o) => o.values().find_map(limits_schema),
+        Value::Array(a) => a.iter().find_map(limits_schema),
+        _ => None,
+    }
+}
+
+// CP-4-8, CP-8-2: a limit is published or absent, never a made-up number. The OpenRPC schema
+// gives `maxRecordsPerClient` and `maxPendingPresentations` no default (an absent one means "not
+// published", not 0) and does not require them, so an older runtime's answer without them still
+// parses; this runtime always publishes both. (Before: `"default": 0` for `maxRecordsPerClient`,
+// which also sat in `required`.)
+#[tokio::test(start_paused = true)]
+async fn unpublished_limits_are_absent_not_zero() {
+    let f = start();
+    let doc = bridge_runtime::companion::openrpc::document(&f.catalog.read().unwrap());
+    let schema = limits_schema(&doc).expect("the limits schema").clone();
+    let required: Vec<&str> = schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    for key in ["maxRecordsPerClient", "maxPendingPresentations"] {
+        let property = &schema["properties"][key];
+        assert_eq!(property["type"], "integer", "{key}");
+        assert!(property.get("default").is_none(), "{key} has a made-up default: {property}");
+        assert!(!required.contains(&key), "{key} is required, so older answers would not fit");
+    }
+    // An older runtime's limits, without them, still parse: absent, not 0.
+    let older = json!({
+        "maxActivePerClient": 8, "maxActiveTotal": 64, "maxRecords": 10_000, "maxCreatesPerMinute": 60,
+        "defaultWaitMs": 30_000, "maxWaitMs": 60_000, "maxTimeoutMs": 86_400_000
+    });
+    let limits: bridge_runtime::companion::protocol::results::Limits = serde_json::from_value(older).unwrap();
+    assert_eq!((limits.max_records_per_client, limits.max_pending_presentations), (None, None));
+    // This runtime publishes both, with their configured values.
+    let d = f.engine.call(&agent("a"), "runtime.describe", json!({})).await.unwrap();
+    assert_eq!(d["limits"]["maxRecordsPerClient"], 1_000);
+    assert_eq!(d["limits"]["maxPendingPresentations"], 64);
 }

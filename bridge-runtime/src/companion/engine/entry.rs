@@ -172,7 +172,7 @@ macro_rules! engine_methods {
 /// the others.
 macro_rules! engine_arm {
     ($engine:expr, $caller:expr, $params:expr, $variant:ident, $run:ident) => {
-        wire($engine.typed::<method::$variant>($caller, $params).await)
+        wire(Method::$variant, $engine.typed::<method::$variant>($caller, $params).await)
     };
     ($engine:expr, $caller:expr, $params:expr, $variant:ident) => {
         Err(unknown_method(Method::$variant.as_str()))

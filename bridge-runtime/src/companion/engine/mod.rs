@@ -14,8 +14,12 @@ pub(crate) use entry::{Admitted, Caller, TransportLimits};
 
 use super::clock::Clock;
 use super::error::{CompanionError, ErrorCode};
-use super::model::{ClientIdentity, RequestState, TerminalReason};
+use super::model::{ClientIdentity, RequestSnapshot, RequestState, TerminalReason};
 use super::presenter::Presenter;
+use super::protocol::Method;
+use super::protocol::results::{
+    CapabilityDescriptor, CapabilityPage, CharacterList, RuntimeDescription, StyleList, WaitResult,
+};
 use super::state::{Effect, Record, RuntimeSettings, State};
 use super::store::{Durability, SqliteStore, Store, StoreError, Tombstone, TombstoneReason};
 use crate::catalog::{CapabilitySpec, Catalog, CharacterSpec, FieldProblem, Scope};
@@ -59,6 +63,14 @@ pub struct EngineConfig {
     pub result_retention_ms: u64,
     /// How long a deleted record's tombstone still yields `RESULT_EXPIRED`, ms.
     pub tombstone_retention_ms: u64,
+    /// Presentation changes (show, update, hide) the engine may queue for the [`Presenter`]
+    /// before the presenter takes them (`maxPendingPresentations`, CP-4-8): a presenter that
+    /// stops drawing (a frozen UI thread) costs bounded memory. Past the bound, a
+    /// `requests.update` that would change the view on screen is refused with `QUEUE_FULL`
+    /// (`limit: "maxPendingPresentations"`, retryable) before anything is recorded, and the
+    /// display slot is not handed to the next queued request (it stays `queued`, shown once the
+    /// presenter catches up); taking a view down always has room. At least 2; default 64.
+    pub max_pending_presentations: usize,
 }
 
 impl Default for EngineConfig {
@@ -75,6 +87,7 @@ impl Default for EngineConfig {
             max_wait_ms: 60_000,
             result_retention_ms: MIN_RESULT_RETENTION_MS,
             tombstone_retention_ms: 7 * MIN_RESULT_RETENTION_MS,
+            max_pending_presentations: 64,
         }
     }
 }
@@ -231,7 +244,7 @@ impl EngineBuilder {
         }
         let durability = Durability::new(sync);
 
-        let (effects_tx, effects_rx) = mpsc::unbounded_channel();
+        let (effects_tx, effects_rx) = mpsc::channel(self.config.max_pending_presentations);
         let mut state = State::new(store, durability.clone(), self.settings, effects_tx);
         for t in loaded.tombstones.into_iter().chain(unrecoverable) {
             state.add_tombstone(t);
@@ -344,7 +357,9 @@ async fn driver(weak: Weak<Inner>, wake: Arc<Notify>) {
     }
 }
 
-async fn presenter_task(weak: Weak<Inner>, presenter: Arc<dyn Presenter>, mut rx: mpsc::UnboundedReceiver<Effect>) {
+/// Hands the queued presentation changes to the presenter, in order. Once the presenter has
+/// taken one, a display start the full queue held back is tried again (by the timer task).
+async fn presenter_task(weak: Weak<Inner>, presenter: Arc<dyn Presenter>, mut rx: mpsc::Receiver<Effect>) {
     while let Some(effect) = rx.recv().await {
         let Some(inner) = weak.upgrade() else { return };
         let engine = Engine { inner };
@@ -352,6 +367,9 @@ async fn presenter_task(weak: Weak<Inner>, presenter: Arc<dyn Presenter>, mut rx
             Effect::Show(p) => presenter.show(&p, &engine),
             Effect::Update(p) => presenter.update(&p, &engine),
             Effect::Hide(id, why) => presenter.hide(&id, why, &engine),
+        }
+        if std::mem::take(&mut engine.inner.lock().show_deferred) {
+            engine.inner.wake.notify_one();
         }
     }
 }
@@ -420,11 +438,85 @@ impl Engine {
     }
 }
 
-/// A method's typed result as its wire JSON.
-fn wire<T: Serialize>(result: Result<T, CompanionError>) -> Result<Value, CompanionError> {
-    let value = result?;
-    serde_json::to_value(value)
-        .map_err(|_| CompanionError::new(ErrorCode::InternalError, "The result could not be encoded"))
+/// A method's typed result, as far as an answer that could not be encoded must still tell:
+/// the request snapshot it carries, if any.
+pub(crate) trait Outcome: Serialize {
+    /// The request the result reports on.
+    fn snapshot(&self) -> Option<&RequestSnapshot> {
+        None
+    }
+}
+
+impl Outcome for RequestSnapshot {
+    fn snapshot(&self) -> Option<&RequestSnapshot> {
+        Some(self)
+    }
+}
+
+impl Outcome for WaitResult {
+    fn snapshot(&self) -> Option<&RequestSnapshot> {
+        match self {
+            WaitResult::Changed(s) => Some(s),
+            WaitResult::Unchanged(_) => None,
+        }
+    }
+}
+
+impl Outcome for RuntimeDescription {}
+impl Outcome for CharacterList {}
+impl Outcome for CapabilityPage {}
+impl Outcome for CapabilityDescriptor {}
+impl Outcome for StyleList {}
+
+/// A method's typed result as its wire JSON (see [`encoded`]).
+fn wire<T: Outcome>(method: Method, result: Result<T, CompanionError>) -> Result<Value, CompanionError> {
+    encoded(method, &result?, |v| serde_json::to_value(v))
+}
+
+/// `value`, the result of `method` that already ran, encoded by `encode`.
+///
+/// An answer that cannot be encoded is never reported as if the call had not run. The protocol's
+/// result model (CP-3-8, CP-3-11, CP-4-20) makes the request's record the truth, already durable
+/// when a result exists: so a call that changes a request (`requests.create`, `update`,
+/// `cancel`) and cannot be answered gets `INTERNAL_ERROR` with `retryable: false` (repeating a
+/// create without an idempotency key would accept it twice), a message saying that it took
+/// effect, and `data.requestId`, `data.state`, `data.revision` naming the request's record, which
+/// a get of the request reads. A call that changes nothing (discovery, `get`, `wait`) gets
+/// `INTERNAL_ERROR`, retryable, saying that nothing changed.
+pub(crate) fn encoded<T: Outcome>(
+    method: Method,
+    value: &T,
+    encode: impl FnOnce(&T) -> Result<Value, serde_json::Error>,
+) -> Result<Value, CompanionError> {
+    let err = match encode(value) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let writes = matches!(method, Method::RequestsCreate | Method::RequestsUpdate | Method::RequestsCancel);
+    Err(match value.snapshot().filter(|_| writes) {
+        Some(s) => {
+            tracing::error!(error = %err, method = %method, request_id = %s.request_id, "companion: a call took effect, but its result could not be encoded");
+            CompanionError::new(
+                ErrorCode::InternalError,
+                format!(
+                    "{method} took effect and is not undone: request {} is now {} at revision {}, but the \
+                     result could not be encoded. Read it with {}; do not repeat the call",
+                    s.request_id,
+                    s.state.as_str(),
+                    s.revision,
+                    Method::RequestsGet,
+                ),
+            )
+            .with("retryable", false)
+            .with("requestId", s.request_id.as_str())
+            .with("state", s.state.as_str())
+            .with("revision", s.revision)
+        }
+        None => {
+            tracing::error!(error = %err, method = %method, "companion: a result could not be encoded");
+            CompanionError::new(ErrorCode::InternalError, "The result could not be encoded; nothing was changed")
+        }
+    })
 }
 
 fn owned<'a>(st: &'a State, client: &ClientIdentity, id: &str) -> Result<&'a Record, CompanionError> {
@@ -495,6 +587,9 @@ fn validate_config(c: &EngineConfig) -> Result<(), EngineError> {
     if c.max_active_per_client > c.records_share() {
         return bad("limits must satisfy max_active_per_client <= max_records_per_client");
     }
+    if c.max_pending_presentations < 2 {
+        return bad("max_pending_presentations must be at least 2 (a view shown and its removal)");
+    }
     if c.max_wait_ms == 0 || c.default_wait_ms > c.max_wait_ms {
         return bad("wait limits must satisfy 0 < default_wait_ms <= max_wait_ms");
     }
@@ -542,4 +637,65 @@ fn validate_catalog(cat: &Catalog, settings: &RuntimeSettings) -> Result<(), Eng
         problems.push(format!("current character `{id}` is not registered"));
     }
     if problems.is_empty() { Ok(()) } else { Err(EngineError::Catalog(problems.join("; "))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::ser::Error as _;
+
+    fn snapshot() -> RequestSnapshot {
+        RequestSnapshot {
+            request_id: "req_0123456789abcdef0123456789abcdef".into(),
+            runtime_instance_id: "rt_1".into(),
+            capability: "notice.show".into(),
+            character: "robot".into(),
+            task_id: None,
+            state: RequestState::Queued,
+            revision: 1,
+            created_at: 0,
+            deadline_at: 30_000,
+            displayed_at: None,
+            resolved_capability: "notice.show".into(),
+            resolved_style: None,
+            fallback_reason: None,
+            terminal_reason: None,
+            result: None,
+        }
+    }
+
+    fn unencodable<T>(_: &T) -> Result<Value, serde_json::Error> {
+        Err(serde_json::Error::custom("a value beyond JSON"))
+    }
+
+    // CP-4-20, CP-3-11, CP-6-16: a call that took effect and whose result cannot be encoded is
+    // never answered as if it had not run: not retryable, says it took effect, names the
+    // request to read instead. (Before: `INTERNAL_ERROR` "The result could not be encoded",
+    // retryable, no request id: a client repeated the create and it was accepted twice.)
+    #[test]
+    fn a_change_whose_result_cannot_be_encoded_says_it_took_effect() {
+        let s = snapshot();
+        for method in [Method::RequestsCreate, Method::RequestsUpdate, Method::RequestsCancel] {
+            let e = encoded(method, &s, unencodable).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InternalError, "{method}");
+            assert!(!e.retryable(), "{method}: repeating it would apply it twice");
+            let data = e.data();
+            assert_eq!(data["retryable"], false);
+            assert_eq!(data["requestId"], s.request_id.as_str());
+            assert_eq!(data["state"], "queued");
+            assert_eq!(data["revision"], 1);
+            assert!(e.message.contains("took effect"), "{}", e.message);
+            assert!(e.message.contains(Method::RequestsGet.as_str()), "{}", e.message);
+            assert_eq!(e.to_jsonrpc()["data"]["retryable"], false);
+        }
+        // Reads changed nothing: retryable, and they say so.
+        for method in [Method::RequestsGet, Method::RequestsWait] {
+            let e = encoded(method, &s, unencodable).unwrap_err();
+            assert!(e.retryable(), "{method}");
+            assert!(e.message.contains("nothing was changed"), "{}", e.message);
+        }
+        // The real encoder, on the same value, is what every method answers.
+        let ok = encoded(Method::RequestsCreate, &s, |v| serde_json::to_value(v)).unwrap();
+        assert_eq!(ok["requestId"], s.request_id.as_str());
+    }
 }

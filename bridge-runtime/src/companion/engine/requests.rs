@@ -376,7 +376,9 @@ impl Engine {
     /// `REVISION_CONFLICT` with `currentRevision` when `expectedRevision` is stale; `INVALID_PARAMS`
     /// for a terminal request, a field that is not updatable, a displayed interaction (CP-3-27,
     /// OQ-CP-17), invalid merged params, `complete` on another completion, or nothing to do.
-    /// The deadline never moves (CP-3-18). Store failure → `INTERNAL_ERROR`, nothing changed.
+    /// The deadline never moves (CP-3-18). A change to the request on screen while the presenter
+    /// has `maxPendingPresentations` changes still to take → `QUEUE_FULL` with `limit`, nothing
+    /// changed (CP-4-8, CP-4-9). Store failure → `INTERNAL_ERROR`, nothing changed.
     pub(super) async fn requests_update(
         &self,
         call: Admitted<'_>,
@@ -482,6 +484,12 @@ impl Engine {
         }
         let id = rec.id().to_owned();
         let show_update = !complete && st.slot.as_deref() == Some(id.as_str());
+        if show_update && !st.room_to_present() {
+            return Err(queue_full(
+                "maxPendingPresentations",
+                "The app has not yet drawn the earlier changes to this request; try again shortly",
+            ));
+        }
         let presentation = rec.presentation();
         st.commit(vec![rec]).map_err(|_| store_failed())?;
         if show_update {

@@ -312,13 +312,14 @@ macro_rules! table {
             ///
             /// Only the capability's `updatableFields` may change; `expectedRevision` must be current,
             /// else REVISION_CONFLICT (CP-2-11, CP-3-25). `complete: true` ends a `caller_completes`
-            /// request.
+            /// request. While the app has not yet drawn `maxPendingPresentations` earlier changes, a
+            /// change to the request on screen is refused with QUEUE_FULL, nothing changed.
             RequestsUpdate = "requests.update" {
                 lane: Engine(requests_update), admit: Session, scope: None,
                 params: UpdateParams, result: RequestSnapshot, result_name: "request",
                 errors: [
                     Unauthenticated, InvalidParams, InternalError, NotFound, ResultExpired, RevisionConflict,
-                    UnsupportedCapability,
+                    UnsupportedCapability, QueueFull,
                 ],
             }
             /// Returns this OpenRPC document.

@@ -79,9 +79,18 @@ pub struct Limits {
     /// Stored records, terminal ones included.
     pub max_records: u64,
     /// Stored records one client may hold, terminal ones included: its share of `maxRecords`
-    /// (beyond → `QUEUE_FULL` with `limit: "maxRecordsPerClient"`). Absent from older runtimes.
-    #[serde(default)]
-    pub max_records_per_client: u64,
+    /// (beyond → `QUEUE_FULL` with `limit: "maxRecordsPerClient"`). Always published by this
+    /// runtime; absent (not published, no default) only in an older runtime's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub max_records_per_client: Option<u64>,
+    /// Changes to what is on screen (show, update) the runtime queues for the app to draw
+    /// before a `requests.update` of the request on screen is refused with `QUEUE_FULL`
+    /// (`limit: "maxPendingPresentations"`). Always published by this runtime; absent (not
+    /// published, no default) only in an older runtime's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub max_pending_presentations: Option<u64>,
     /// Accepted creates per client per sliding minute.
     pub max_creates_per_minute: u64,
     /// `waitMs` when omitted.
