@@ -27,9 +27,11 @@ pub const DEFAULT_MAX_REPORTED_PROBLEMS: usize = MAX_REPORTED_PROBLEMS;
 ///   (above all with unknown ones, each a problem); 10,000 keep a call within milliseconds
 ///   while a table of several thousand records still passes.
 /// - [`max_depth`](Self::max_depth), 64: levels of nested objects and arrays, the `arguments`
-///   object counting as one. Deeper than any hand-written form needs, and deep enough for
-///   recursive parameters (a tree 62 levels deep is served); below the 128 levels a JSON parser
-///   accepts, so the validator's and the action's recursion stays shallow.
+///   object counting as one: a parameter's value may nest 63 levels. Deeper than any
+///   hand-written form needs and room for recursive parameters (a tree whose nodes hold their
+///   children in an array takes two levels per node: 31 nodes deep); half the 128 levels a JSON
+///   parser accepts, so the validator's and the action's recursion stays shallow. An app with
+///   deeper trees raises it (up to 124, what the stdio transport reads).
 /// - [`max_problems`](Self::max_problems), 20: problems listed in one `validation_failed`;
 ///   the rest are counted in its message. An agent fixes a few at a time; a 17 MB reply helps no
 ///   one.
