@@ -74,9 +74,9 @@ impl ArgumentLimits {
     /// [`max_depth`](Self::max_depth); with too many keys, each undeclared parameter ("Unknown
     /// parameter"), then the declared parameters holding the most keys until the rest fit; with
     /// too many bytes, the largest parameters until the rest fit. At most
-    /// [`max_problems`](Self::max_problems) are listed, the rest counted; [`capped_message`]
-    /// says which caps were exceeded. Linear in the size of `args` (plus sorting the parameters
-    /// by size when one has to be singled out).
+    /// [`max_problems`](Self::max_problems) are listed, the rest counted;
+    /// [`capped_message`](Self::capped_message) says which caps were exceeded. Linear in the
+    /// size of `args` (plus sorting the parameters by size when one has to be singled out).
     pub fn check(&self, args: &Map<String, Value>, declared: Option<&Map<String, Value>>) -> Capped {
         let mut params: Vec<Param<'_>> = Vec::with_capacity(args.len());
         // `{}` plus a comma between parameters.
