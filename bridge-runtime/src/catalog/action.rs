@@ -116,6 +116,12 @@ impl ActionSpec {
         self
     }
 
+    /// The parameters `inputSchema` declares (its `properties`), `expectedVersion` included
+    /// where it is declared.
+    pub fn declared(&self) -> Option<&Map<String, Value>> {
+        self.input_schema.get("properties").and_then(Value::as_object)
+    }
+
     /// Whether calls may carry `expectedVersion`.
     pub fn takes_expected_version(&self) -> bool {
         self.input_schema
@@ -126,10 +132,10 @@ impl ActionSpec {
 
     /// Checks `args` against `inputSchema` with the `jsonschema` crate, after dropping the
     /// `null`s sent for optional properties ([`schema::normalize_arguments`]); returns per-field
-    /// problems keyed by parameter name (GB-7.3-1), at most [`schema::MAX_REPORTED_PROBLEMS`]
-    /// listed and the rest counted. Empty = valid. `args` keeps the dropped form, which is what
-    /// the action then reads.
-    pub(crate) fn validate(&self, args: &mut Map<String, Value>) -> schema::FieldErrors {
+    /// problems keyed by parameter name (GB-7.3-1), at most `max_problems` listed and the rest
+    /// counted. Empty = valid. `args` keeps the dropped form, which is what the action then
+    /// reads. The caller checks the [`schema::ArgumentLimits`] first ([`ActionSpec::declared`]).
+    pub(crate) fn validate(&self, args: &mut Map<String, Value>, max_problems: usize) -> schema::FieldErrors {
         let (schema, validator) = self.validator.get_or_init(|| {
             let doc = Value::Object((*self.input_schema).clone());
             let validator = schema::validator(&doc).map_err(|e| e.to_string());
@@ -138,7 +144,7 @@ impl ActionSpec {
         let mut instance = Value::Object(std::mem::take(args));
         schema::normalize_arguments(schema, &mut instance);
         let problems = match validator {
-            Ok(v) => schema::field_errors(v, &instance),
+            Ok(v) => schema::field_errors(v, &instance, max_problems),
             Err(e) => schema::FieldErrors {
                 fields: vec![crate::model::FieldError::new("", format!("schema error: {e}"))],
                 omitted: 0,

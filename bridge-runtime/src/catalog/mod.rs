@@ -24,6 +24,10 @@ pub use capability::{
     QueueMode, QueuePolicy, Scope, SpecError, StyleSpec, checks, empty_strict_object,
 };
 pub use describe::{DescribeActions, DescribeWindow};
+pub use schema::{
+    ArgumentLimits, Capped, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ARGUMENT_DEPTH, DEFAULT_MAX_ARGUMENT_KEYS,
+    DEFAULT_MAX_REPORTED_PROBLEMS,
+};
 #[cfg(feature = "companion")]
 pub(crate) use tool_name::claims_companion;
 pub use tool_name::{APP_PREFIX, COMPANION_PREFIX, ToolName};

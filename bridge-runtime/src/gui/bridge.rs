@@ -1,4 +1,4 @@
-use crate::catalog::Catalog;
+use crate::catalog::{ArgumentLimits, Catalog};
 use crate::gui::published::{Listed, Published};
 use crate::gui::ui::Ui;
 use crate::gui::window::AnyActions;
@@ -48,6 +48,8 @@ struct Shared {
     max_queued: usize,
     /// Agent calls of the headless owner waiting for its lock.
     waiting: AtomicUsize,
+    /// [`BridgeBuilder::argument_limits`].
+    limits: ArgumentLimits,
 }
 
 /// The default of [`BridgeBuilder::max_queued_calls`].
@@ -112,6 +114,7 @@ impl Bridge {
             max_queued: DEFAULT_MAX_QUEUED_CALLS,
             waker: None,
             render_all: false,
+            limits: ArgumentLimits::default(),
         }
     }
 
@@ -168,6 +171,19 @@ impl Bridge {
     /// calls already wait for their turn, the call is refused at once, also with
     /// `action_timeout` (the code that says it took no effect), and a message saying the app
     /// is busy.
+    ///
+    /// # Caps before the lock
+    ///
+    /// The arguments are checked against the [`ArgumentLimits`] (size, keys, depth) *before*
+    /// the call waits for its turn, in one linear pass, on the caller's task: a call over a cap
+    /// is answered `validation_failed` at once, naming the parameters at fault, and never holds
+    /// the UI's lock or thread, nor waits behind other calls (so it is never `action_timeout`).
+    /// The JSON-Schema validation of calls within the caps stays under the lock, after the
+    /// GB-7.2 checks. For OQ-GB-21's order this means: a call over a cap gets
+    /// `validation_failed` even when its window is gone, blocked, or its `expectedVersion` is
+    /// stale (the caps are judged like a transport's size limit, before the call is looked at);
+    /// every call within the caps keeps the order `window_not_found` → `blocked_by_modal` →
+    /// `action_not_available` → `stale_state` → `validation_failed`.
     pub async fn call_tool(&self, name: &str, args: Map<String, Value>) -> CallOutcome {
         self.call(None, name, args).await
     }
@@ -179,12 +195,27 @@ impl Bridge {
         self.call(Some(tool), &named.entry().name, args).await
     }
 
-    /// Runs the call of `name` (the `listed` tool, when the caller found it) on the UI.
+    /// Runs the call of `name` (the `listed` tool, when the caller found it) on the UI, after
+    /// checking its arguments against the caps (see [`Bridge::call_tool`]).
     async fn call(&self, listed: Option<Listed>, name: &str, args: Map<String, Value>) -> CallOutcome {
+        let limits = &self.shared.limits;
+        let capped = match &listed {
+            Some(tool) => limits.check(&args, tool.entry().action.declared()),
+            None => {
+                let published = self.published();
+                limits.check(&args, published.tool(name).and_then(|t| t.action.declared()))
+            }
+        };
+        if !capped.is_within() {
+            let result = Err(crate::gui::ui::capped_error(limits, capped));
+            // Dropping a huge argument map is linear too; the caller is answered after it.
+            drop(args);
+            return CallOutcome { result, published: self.published() };
+        }
         let run = move |ui: &mut Ui, name: &str| {
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &listed {
                 Some(tool) => ui.call_listed(tool.entry(), args),
-                None => ui.call_tool(name, args, false),
+                None => ui.call_prechecked(name, args),
             }));
             let result = ran.unwrap_or_else(|_| {
                 // Outside the action itself (which the dispatcher guards): in applying its
@@ -317,6 +348,7 @@ pub struct BridgeBuilder {
     max_queued: usize,
     waker: Option<Waker>,
     render_all: bool,
+    limits: ArgumentLimits,
 }
 
 impl BridgeBuilder {
@@ -369,6 +401,46 @@ impl BridgeBuilder {
         self
     }
 
+    /// Caps on one call's arguments (default [`ArgumentLimits::default`]: 1 MiB, 10,000 keys,
+    /// 64 levels, 20 problems listed; the reasons are on [`ArgumentLimits`]). A call over a cap
+    /// is answered `validation_failed` before it waits for the UI (see [`Bridge::call_tool`]);
+    /// an app with an import action that takes large data raises them here.
+    pub fn argument_limits(mut self, limits: ArgumentLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The most bytes a call's arguments may take as compact JSON (default
+    /// [`DEFAULT_MAX_ARGUMENT_BYTES`](crate::catalog::DEFAULT_MAX_ARGUMENT_BYTES), 1 MiB).
+    pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_bytes = bytes;
+        self
+    }
+
+    /// The most object keys a call's arguments may hold at every level, the parameters
+    /// included (default [`DEFAULT_MAX_ARGUMENT_KEYS`](crate::catalog::DEFAULT_MAX_ARGUMENT_KEYS),
+    /// 10,000).
+    pub fn max_argument_keys(mut self, keys: usize) -> Self {
+        self.limits.max_keys = keys;
+        self
+    }
+
+    /// The most levels of nested objects and arrays in a call's arguments, the `arguments`
+    /// object counting as one (default
+    /// [`DEFAULT_MAX_ARGUMENT_DEPTH`](crate::catalog::DEFAULT_MAX_ARGUMENT_DEPTH), 64).
+    pub fn max_argument_depth(mut self, depth: usize) -> Self {
+        self.limits.max_depth = depth;
+        self
+    }
+
+    /// The most problems one `validation_failed` lists, at least 1 (default
+    /// [`DEFAULT_MAX_REPORTED_PROBLEMS`](crate::catalog::DEFAULT_MAX_REPORTED_PROBLEMS), 20);
+    /// the message counts the rest.
+    pub fn max_reported_problems(mut self, n: usize) -> Self {
+        self.limits.max_problems = n.max(1);
+        self
+    }
+
     /// Re-render every window after every operation, as if every window type were
     /// `#[bridge_window(shared_state)]` (default `false`): for apps whose windows read shared
     /// state everywhere. It costs O(open windows) per operation instead of O(what changed) (see
@@ -398,7 +470,7 @@ impl BridgeBuilder {
     fn build_with(self, exec: impl FnOnce(&mut Option<Ui>) -> Exec) -> (Bridge, Option<Ui>) {
         let app_spec = self.catalog.app().cloned();
         let catalog = Arc::new(RwLock::new(self.catalog));
-        let ui = Ui::new(catalog.clone(), self.app, app_spec, self.render_all);
+        let ui = Ui::new(catalog.clone(), self.app, app_spec, self.render_all, self.limits);
         let watch = ui.watch();
         let mut ui = Some(ui);
         let exec = exec(&mut ui);
@@ -414,6 +486,7 @@ impl BridgeBuilder {
             action_timeout: self.action_timeout,
             max_queued: self.max_queued,
             waiting: AtomicUsize::new(0),
+            limits: self.limits,
         });
         (Bridge { shared }, ui)
     }

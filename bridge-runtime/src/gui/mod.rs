@@ -10,6 +10,7 @@ mod topology;
 mod ui;
 mod window;
 
+pub use crate::catalog::ArgumentLimits;
 pub use bridge::{
     Bridge, BridgeBuilder, CallOutcome, DEFAULT_MAX_QUEUED_CALLS, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity,
     UiOwner,

@@ -3,7 +3,7 @@
 
 mod dispatch;
 
-use crate::catalog::{ActionSpec, AppSpec, Catalog, WindowSpec};
+use crate::catalog::{ActionSpec, AppSpec, ArgumentLimits, Catalog, WindowSpec};
 use crate::gui::context::{ActionContext, IdAllocator, Op, OpenOptions};
 use crate::gui::published::{Content, Published, PublishedWindow, ToolEntry};
 use crate::gui::text::one_line_title_and_summary;
@@ -16,6 +16,7 @@ use std::sync::{Arc, RwLock};
 use tokio::sync::watch;
 
 pub use dispatch::AgentCall;
+pub(crate) use dispatch::capped_error;
 
 struct Entry {
     handle: String,
@@ -89,6 +90,8 @@ pub struct Ui {
     last_agent_call: Option<AgentCall>,
     /// The app-level action set is marked failed (see [`Ui::failure`]): why.
     app_failed: Option<String>,
+    /// Caps on a call's arguments (`BridgeBuilder::argument_limits`).
+    limits: ArgumentLimits,
 }
 
 impl Ui {
@@ -97,6 +100,7 @@ impl Ui {
         app: Option<Box<dyn AnyActions>>,
         app_spec: Option<Arc<AppSpec>>,
         render_all: bool,
+        limits: ArgumentLimits,
     ) -> Self {
         let current = Arc::new(Published::empty());
         let (published, _) = watch::channel(current.clone());
@@ -119,6 +123,7 @@ impl Ui {
             render_all,
             last_agent_call: None,
             app_failed: None,
+            limits,
         };
         ui.commit();
         ui

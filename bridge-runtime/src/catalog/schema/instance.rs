@@ -195,16 +195,17 @@ fn admits_null_at(doc: &Value, schema: &Value, depth: usize) -> bool {
     true
 }
 
-/// At most this many problems are listed for one call; the rest are counted
+/// By default at most this many problems are listed for one call; the rest are counted
 /// ([`FieldErrors::omitted`]). A hostile call with 160,000 unknown keys is answered with 20 of
-/// them, not a 17 MB reply.
+/// them, not a 17 MB reply. Apps set their own with
+/// [`BridgeBuilder::max_reported_problems`](crate::gui::BridgeBuilder::max_reported_problems).
 pub const MAX_REPORTED_PROBLEMS: usize = 20;
 
-/// The problems [`field_errors`] found: the first [`MAX_REPORTED_PROBLEMS`] distinct ones, in
-/// the order the validator reported them, and how many more distinct problems were left out.
+/// The problems [`field_errors`] found: the first `max_problems` distinct ones, in the order
+/// the validator reported them, and how many more distinct problems were left out.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FieldErrors {
-    /// `{field, error}` items (GB-7.3-1), at most [`MAX_REPORTED_PROBLEMS`].
+    /// `{field, error}` items (GB-7.3-1), at most the `max_problems` asked for.
     pub fields: Vec<FieldError>,
     /// Distinct problems found beyond those listed.
     pub omitted: usize,
@@ -226,9 +227,10 @@ impl FieldErrors {
 /// evidently meant), preferring a wrong value over a wrong type; when every alternative only
 /// rejects the type, the message lists the accepted types.
 ///
-/// Linear in the number of problems (duplicates are found by hashing); at most
-/// [`MAX_REPORTED_PROBLEMS`] are listed, the rest counted.
-pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> FieldErrors {
+/// Linear in the number of problems (duplicates are found by hashing); at most `max_problems`
+/// (at least 1) are listed, the rest counted.
+pub fn field_errors(validator: &jsonschema::Validator, args: &Value, max_problems: usize) -> FieldErrors {
+    let max_problems = max_problems.max(1);
     let mut out = FieldErrors::default();
     if validator.is_valid(args) {
         return out;
@@ -256,7 +258,7 @@ pub fn field_errors(validator: &jsonschema::Validator, args: &Value) -> FieldErr
             if !seen.insert((field.clone(), message.clone())) {
                 continue;
             }
-            if out.fields.len() < MAX_REPORTED_PROBLEMS {
+            if out.fields.len() < max_problems {
                 out.fields.push(FieldError::new(field, message.clone()));
             } else {
                 out.omitted += 1;

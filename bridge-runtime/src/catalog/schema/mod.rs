@@ -37,9 +37,14 @@
 //! are validated against the same normalized schema that is published.
 
 mod instance;
+mod limits;
 mod normalize;
 
 pub use instance::{FieldErrors, MAX_REPORTED_PROBLEMS, field_errors, normalize_arguments};
+pub use limits::{
+    ArgumentLimits, Capped, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_MAX_ARGUMENT_DEPTH, DEFAULT_MAX_ARGUMENT_KEYS,
+    DEFAULT_MAX_REPORTED_PROBLEMS,
+};
 
 /// Compiles a normalized schema for validating incoming values: draft 2020-12, and `format`s
 /// are checked (a `uuid` parameter rejects a non-UUID string up front, with the parameter's

@@ -398,7 +398,11 @@ fn a_value_that_fits_no_variant_is_explained_by_the_closest_one() {
     let problems = |e: Value| {
         let mut args = base.clone();
         args["e"] = e;
-        field_errors(&v, &args).fields.into_iter().map(|f| format!("{}: {}", f.field, f.error)).collect::<Vec<_>>()
+        field_errors(&v, &args, usize::MAX)
+            .fields
+            .into_iter()
+            .map(|f| format!("{}: {}", f.field, f.error))
+            .collect::<Vec<_>>()
     };
     assert_eq!(problems(json!({"Circle": {"r": "x"}})), ["e: Must be of type number (at /Circle/r)"]);
     assert_eq!(problems(json!("Blue")), [r#"e: Must be one of ["Nothing"]"#]);

@@ -3,8 +3,8 @@
 //! run, and its effects applied.
 
 use super::Ui;
-use crate::catalog::schema::{EXPECTED_VERSION, MAX_REPORTED_PROBLEMS};
-use crate::catalog::{ActionSpec, ToolName, WINDOW_TOOL_SHAPE, claimed};
+use crate::catalog::schema::EXPECTED_VERSION;
+use crate::catalog::{ActionSpec, ArgumentLimits, Capped, ToolName, WINDOW_TOOL_SHAPE, claimed};
 use crate::gui::context::{ActionContext, Op};
 use crate::gui::published::ToolEntry;
 use crate::gui::window::AnyActions;
@@ -58,16 +58,29 @@ impl Ui {
     /// (`by_user = true`): the GB-7.2 runtime checks in OQ-GB-21 order (`window_not_found` →
     /// `blocked_by_modal` → `action_not_available` → `stale_state` → `validation_failed`), then
     /// the action, then its effects, then one commit. A rejected call leaves windows unopened
-    /// and unclosed.
+    /// and unclosed. The arguments' caps ([`ArgumentLimits`], set on the builder) are checked
+    /// where `validation_failed` stands in that order.
     pub fn call_tool(&mut self, name: &str, args: Map<String, Value>, by_user: bool) -> Result<ToolResult, ToolError> {
         let current = self.current.clone();
-        self.call(current.tool(name), name, args, by_user)
+        self.call(current.tool(name), name, args, by_user, false)
     }
 
     /// [`Ui::call_tool`] for the agent, of a tool an adapter already found in a published table
-    /// (perhaps an older one: the checks run against the windows as they are now).
+    /// (perhaps an older one: the checks run against the windows as they are now), whose
+    /// arguments the [`Bridge`](crate::gui::Bridge) already checked against the caps.
     pub(crate) fn call_listed(&mut self, tool: &ToolEntry, args: Map<String, Value>) -> Result<ToolResult, ToolError> {
-        self.call(Some(tool), &tool.name, args, false)
+        self.call(Some(tool), &tool.name, args, false, true)
+    }
+
+    /// [`Ui::call_tool`] for the agent, arguments already checked against the caps.
+    pub(crate) fn call_prechecked(&mut self, name: &str, args: Map<String, Value>) -> Result<ToolResult, ToolError> {
+        let current = self.current.clone();
+        self.call(current.tool(name), name, args, false, true)
+    }
+
+    /// The caps on a call's arguments.
+    pub fn argument_limits(&self) -> ArgumentLimits {
+        self.limits
     }
 
     fn call(
@@ -76,12 +89,13 @@ impl Ui {
         name: &str,
         args: Map<String, Value>,
         by_user: bool,
+        prechecked: bool,
     ) -> Result<ToolResult, ToolError> {
         let out = match listed {
-            Some(entry) => self.dispatch(&entry.tool, args, by_user),
+            Some(entry) => self.dispatch(&entry.tool, args, by_user, prechecked),
             // Not listed: what the name claims decides which check it fails (GB-7.2-1).
             None => match claimed(name) {
-                Some(tool) => self.dispatch(&tool, args, by_user),
+                Some(tool) => self.dispatch(&tool, args, by_user, prechecked),
                 None => Err(no_such_tool(name)),
             },
         };
@@ -106,6 +120,7 @@ impl Ui {
         tool: &ToolName,
         mut args: Map<String, Value>,
         by_user: bool,
+        prechecked: bool,
     ) -> Result<ToolResult, ToolError> {
         let (subject, action) = match tool {
             ToolName::App { action } if self.app.is_some() => (Subject::App, action.as_str()),
@@ -121,7 +136,14 @@ impl Ui {
             },
             ToolName::Companion { .. } => return Err(no_such_tool(&tool.to_string())),
         };
-        self.checked(subject).check(action, &mut args, by_user)?;
+        let limits = self.limits;
+        self.checked(subject).check(
+            action,
+            &mut args,
+            by_user,
+            (!prechecked).then_some(&limits),
+            limits.max_problems,
+        )?;
 
         let window_id = match subject {
             Subject::App => None,
@@ -221,8 +243,17 @@ impl Checked<'_> {
     /// `action_not_available` (unknown, then unavailable) → `stale_state` → `validation_failed`.
     /// Leaves `args` as the action reads them: nulls for optional parameters dropped, and a
     /// window's `expectedVersion` removed. A subject marked failed ([`Ui::failure`]) makes every
-    /// action unavailable to the agent (not to the user, `by_user`).
-    fn check(&self, action: &str, args: &mut Map<String, Value>, by_user: bool) -> Result<(), ToolError> {
+    /// action unavailable to the agent (not to the user, `by_user`). `caps`, when the caller did
+    /// not check them already, are checked just before the schema; at most `max_problems`
+    /// problems are listed.
+    fn check(
+        &self,
+        action: &str,
+        args: &mut Map<String, Value>,
+        by_user: bool,
+        caps: Option<&ArgumentLimits>,
+        max_problems: usize,
+    ) -> Result<(), ToolError> {
         if !self.operable {
             let message = match self.id {
                 Some(id) => {
@@ -255,7 +286,13 @@ impl Checked<'_> {
         {
             check_expected_version(expected, version)?;
         }
-        check_args(spec, args)?;
+        if let Some(limits) = caps {
+            let capped = limits.check(args, spec.declared());
+            if !capped.is_within() {
+                return Err(capped_error(limits, capped));
+            }
+        }
+        check_args(spec, args, max_problems)?;
         if self.version.is_some() {
             args.remove(EXPECTED_VERSION);
         }
@@ -310,19 +347,28 @@ fn guarded(
         .ok()
 }
 
-/// `validation_failed` with a problem per bad field (GB-7.3-1), at most
-/// [`MAX_REPORTED_PROBLEMS`] listed and the rest counted in the message.
-fn check_args(spec: &ActionSpec, args: &mut Map<String, Value>) -> Result<(), ToolError> {
-    let problems = spec.validate(args);
+/// `validation_failed` with a problem per bad field (GB-7.3-1), at most `max_problems` listed
+/// and the rest counted in the message.
+fn check_args(spec: &ActionSpec, args: &mut Map<String, Value>, max_problems: usize) -> Result<(), ToolError> {
+    let problems = spec.validate(args, max_problems);
     if problems.is_empty() {
         return Ok(());
     }
     let mut err = ToolError::from(ActionError::fields(problems.fields));
     if problems.omitted > 0 {
         err.message = format!(
-            "{}; {} more problems left out (at most {MAX_REPORTED_PROBLEMS} are listed)",
-            err.message, problems.omitted
+            "{}; {} more problems left out (at most {} are listed)",
+            err.message,
+            problems.omitted,
+            max_problems.max(1)
         );
     }
     Err(err)
+}
+
+/// `validation_failed` for arguments over a cap (GB-7.3-1): the parameters at fault, and a
+/// message stating the caps and how many problems were left out.
+pub(crate) fn capped_error(limits: &ArgumentLimits, capped: Capped) -> ToolError {
+    let message = limits.capped_message(&capped);
+    ToolError::validation_failed(message, capped.problems.fields)
 }
