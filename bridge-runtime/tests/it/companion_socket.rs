@@ -798,7 +798,13 @@ async fn unauthenticated_connections_cannot_take_every_slot() {
     // Keeping busy does not keep a squatter in: it is closed at its deadline.
     for mut s in squatters {
         let closing = loop {
-            s.send(&describe()).await;
+            let mut line = serde_json::to_vec(&describe()).unwrap();
+            line.push(b'\n');
+            // Past the deadline the server says why and closes: a write may then find the
+            // connection gone, with the server's last line still waiting to be read.
+            if s.writer.write_all(&line).await.is_err() {
+                break s.recv().await;
+            }
             let r = s.recv().await;
             if r.get("error").is_some() {
                 break r;
