@@ -153,7 +153,7 @@ impl ArgumentLimits {
     }
 
     /// The message of a capped call's `validation_failed`: which caps were exceeded (with the
-    /// caps and the measured values) and how many problems were left out.
+    /// caps and the measured values) and, when any were, how many problems were left out.
     pub fn capped_message(&self, capped: &Capped) -> String {
         let mut what: Vec<String> = Vec::new();
         if capped.keys_over {
@@ -165,11 +165,9 @@ impl ArgumentLimits {
         if capped.too_deep {
             what.push(format!("nested deeper than {} levels", self.max_depth));
         }
-        format!(
-            "The arguments exceed this app's limits ({}) and were not validated further; {}",
-            what.join(", "),
-            self.left_out(capped.problems.omitted)
-        )
+        let omitted = capped.problems.omitted;
+        let tail = if omitted > 0 { format!("; {}", self.left_out(omitted)) } else { String::new() };
+        format!("The arguments exceed this app's limits ({}) and were not validated further{tail}", what.join(", "))
     }
 
     /// "N more problems left out (at most M are listed)".
