@@ -41,6 +41,13 @@ impl Drop for Peer {
 impl Peer {
     /// Starts an example and completes the legacy handshake.
     async fn start(example: &str) -> Self {
+        let mut peer = Self::spawn(example);
+        peer.handshake().await;
+        peer
+    }
+
+    /// Starts an example; nothing written yet.
+    fn spawn(example: &str) -> Self {
         let path = examples_dir().join(example);
         let mut child = Command::new(&path)
             .stdin(Stdio::piped())
@@ -51,14 +58,18 @@ impl Peer {
             .unwrap_or_else(|e| panic!("{}: {e} (`cargo build --examples` first)", path.display()));
         let stdin = child.stdin.take().unwrap();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut peer = Peer { child, stdin, lines };
+        Peer { child, stdin, lines }
+    }
+
+    /// The legacy handshake: `initialize`, then `notifications/initialized`.
+    async fn handshake(&mut self) {
+        let peer = self;
         peer.send(&json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attacker", "version": "0"}}}))
             .await;
         let init = peer.answer(&json!("init")).await;
         assert!(init["result"]["serverInfo"].is_object(), "{init}");
         peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-        peer
     }
 
     async fn write(&mut self, bytes: &[u8]) {
@@ -372,4 +383,19 @@ async fn expected_version_zero_or_negative_is_stale_state() {
     let answer =
         peer.call(6, "w-A__edit_field", json!({"field": "recipient", "value": "Ann", "expectedVersion": null})).await;
     assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+}
+
+// MA-8-2, JSON-RPC 2.0 §4.1: a notification or a response before the session starts gets no
+// answer and does not stop the app (rmcp's handshake ended the session on it: the app exited
+// with "expect initialized request"); a ping is answered; the handshake then works.
+#[tokio::test]
+async fn a_stray_line_before_initialize_does_not_stop_the_app() {
+    let mut peer = Peer::spawn("order_editor");
+    peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}})).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": 7, "result": {}})).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": 8, "error": {"code": 1, "message": "echo"}})).await;
+    peer.ping(9).await;
+    peer.handshake().await;
+    let windows = peer.windows(10).await;
+    assert!(windows["windows"].as_array().is_some_and(|w| !w.is_empty()), "{windows}");
 }

@@ -161,6 +161,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
     let mut reader = BufReader::with_capacity(PIPE_BYTES, reader);
     let mut line = Vec::new();
     let mut guard = StormGuard::default();
+    let mut started = false;
     loop {
         let inbound = match read_line(&mut reader, &mut line).await {
             Ok(LineRead::Line) => classify(line.strip_suffix(b"\n").unwrap_or(&line)),
@@ -178,6 +179,16 @@ async fn read_loop<R: AsyncRead + Unpin>(
             Inbound::Blank | Inbound::Silent => continue,
             Inbound::Forward { call } => {
                 guard.valid();
+                if !started {
+                    match opening(&line) {
+                        Opening::Starts => started = true,
+                        Opening::Request => {}
+                        Opening::Fatal => {
+                            tracing::debug!("a notification or response before the session started, dropped");
+                            continue;
+                        }
+                    }
+                }
                 match call.map(|id| (order.admit(&id), id)) {
                     Some((Admit::Busy, id)) => error_line(Some(&id), &busy()),
                     Some((Admit::Duplicate, id)) => error_line(
@@ -209,6 +220,39 @@ async fn read_loop<R: AsyncRead + Unpin>(
         if answers.send(answer).await.is_err() {
             break;
         }
+    }
+}
+
+/// What a valid message does before the session has started. rmcp's handshake ends the
+/// session on any notification or response that comes before its lifecycle starts (an
+/// `initialize` request, or in the 2026-07-28 era a request with complete inline `_meta`), so
+/// one stray line (a host cancelling its own `initialize`, echoing what it reads) would stop
+/// the app: the pre-layer drops those lines until then, as it never answers them anyway.
+enum Opening {
+    /// Starts rmcp's lifecycle: forwarded, and from here on every message is.
+    Starts,
+    /// A request rmcp answers without starting (`ping`, discovery, incomplete `_meta`).
+    Request,
+    /// A notification or a response: rmcp would end the session on it.
+    Fatal,
+}
+
+fn opening(line: &[u8]) -> Opening {
+    use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion};
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        Ok(ClientJsonRpcMessage::Request(request)) => match &request.request {
+            ClientRequest::InitializeRequest(_) => Opening::Starts,
+            ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => Opening::Request,
+            other if other.get_meta().missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty() => {
+                Opening::Starts
+            }
+            _ => Opening::Request,
+        },
+        // `classify` forwards only what this type reads.
+        _ => Opening::Fatal,
     }
 }
 
