@@ -85,7 +85,7 @@ fn group(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -158,6 +158,24 @@ async fn run(args: Args) -> Result<(), wire::Error> {
         for (id, raw) in wire::windows(&s.windows) {
             println!("| window `{id}` in `app://windows` | {} | | |", cell(Cost::of(raw)));
         }
+    }
+
+    // What the author sees: the export's per-tool report (feature `tokens`), from the catalog.
+    let (bridge, _owner) = app::build(10_000).build();
+    println!("\n### What the export reports to the Order Editor's author (`export::tool_costs`)\n");
+    println!("| tool (window) | tool | description | `inputSchema` | `outputSchema` |");
+    println!("|---|---|---|---|---|");
+    for c in bridge_runtime::export::tool_costs(&bridge.catalog())? {
+        println!(
+            "| `{}` ({}) | {} B / **{}** tok | {} tok | {} tok | {} tok |",
+            c.name,
+            c.window.as_deref().unwrap_or("app"),
+            group(c.bytes),
+            group(c.tokens),
+            c.description_tokens,
+            c.input_schema_tokens,
+            c.output_schema_tokens
+        );
     }
 
     let aria = match &args.aria {

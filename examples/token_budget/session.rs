@@ -121,13 +121,9 @@ impl Agent {
     }
 
     fn version(&self, id: &str) -> i64 {
-        self.snapshot["windows"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|w| w["id"] == id)
-            .and_then(|w| w["version"].as_i64())
-            .unwrap_or(0)
+        let windows = self.snapshot["windows"].as_array();
+        let window = windows.and_then(|all| all.iter().find(|w| w["id"] == id));
+        window.and_then(|w| w["version"].as_i64()).unwrap_or(0)
     }
 }
 

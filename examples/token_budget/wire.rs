@@ -12,7 +12,7 @@ use rmcp::{ClientHandler, ClientServiceExt, ServiceExt};
 use serde_json::{Value, json};
 use std::pin::Pin;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::process::{Child, Command};
@@ -24,12 +24,9 @@ pub type Error = Box<dyn std::error::Error + Send + Sync>;
 pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
 
 /// Tokens of `text` in OpenAI's `o200k_base` encoding (special-token text counted as ordinary
-/// text, as js-tiktoken's `encode` counts what a server sends).
+/// text, as js-tiktoken's `encode(text, [], [])` counts it): the export's tokenizer.
 pub fn tokens(text: &str) -> usize {
-    static BPE: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
-    BPE.get_or_init(|| tiktoken_rs::o200k_base().expect("o200k_base ranks ship with tiktoken-rs"))
-        .encode_ordinary(text)
-        .len()
+    bridge_runtime::export::count_tokens(text).expect("the o200k_base ranks ship with tiktoken-rs")
 }
 
 /// Bytes and tokens of one piece of text.
@@ -291,43 +288,37 @@ pub fn member<'a>(raw: &'a str, key: &str) -> Option<&'a str> {
 
 /// The members of the JSON object `raw`: key (unescaped) and raw value text, in wire order.
 pub fn members(raw: &str) -> Option<Vec<(String, &str)>> {
-    let b = raw.as_bytes();
-    let mut i = skip_ws(b, 0);
-    if b.get(i) != Some(&b'{') {
-        return None;
-    }
-    i = skip_ws(b, i + 1);
-    let mut out = Vec::new();
-    while b.get(i) != Some(&b'}') {
-        let key_end = skip_value(b, i)?;
-        let key: String = serde_json::from_str(&raw[i..key_end]).ok()?;
-        i = skip_ws(b, key_end);
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        let start = skip_ws(b, i + 1);
-        let end = skip_value(b, start)?;
-        out.push((key, &raw[start..end]));
-        i = skip_ws(b, end);
-        if b.get(i) == Some(&b',') {
-            i = skip_ws(b, i + 1);
-        }
-    }
-    Some(out)
+    items(raw, b'{', b'}')?.into_iter().map(|(key, value)| Some((key?, value))).collect()
 }
 
 /// The elements of the JSON array `raw`, as raw text, in order.
 pub fn elements(raw: &str) -> Option<Vec<&str>> {
+    Some(items(raw, b'[', b']')?.into_iter().map(|(_, value)| value).collect())
+}
+
+/// The items of the object or array `raw` (`open`, `close` its brackets): each value's raw
+/// text, with its key for an object.
+fn items(raw: &str, open: u8, close: u8) -> Option<Vec<(Option<String>, &str)>> {
     let b = raw.as_bytes();
     let mut i = skip_ws(b, 0);
-    if b.get(i) != Some(&b'[') {
+    if b.get(i) != Some(&open) {
         return None;
     }
     i = skip_ws(b, i + 1);
     let mut out = Vec::new();
-    while b.get(i) != Some(&b']') {
+    while b.get(i) != Some(&close) {
+        let mut key = None;
+        if open == b'{' {
+            let key_end = skip_value(b, i)?;
+            key = Some(serde_json::from_str(&raw[i..key_end]).ok()?);
+            i = skip_ws(b, key_end);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip_ws(b, i + 1);
+        }
         let end = skip_value(b, i)?;
-        out.push(&raw[i..end]);
+        out.push((key, &raw[i..end]));
         i = skip_ws(b, end);
         if b.get(i) == Some(&b',') {
             i = skip_ws(b, i + 1);
@@ -388,18 +379,17 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 
 /// The tools of a raw `tools/list` result: name and raw text of each, in wire order.
 pub fn tools(list: &str) -> Vec<(String, &str)> {
-    let Some(array) = member(list, "tools").and_then(elements) else { return Vec::new() };
-    array
-        .into_iter()
-        .map(|t| (member(t, "name").and_then(|n| serde_json::from_str(n).ok()).unwrap_or_default(), t))
-        .collect()
+    named(list, "tools", "name")
 }
 
 /// The windows of a raw `app://windows` text: id and raw text of each.
 pub fn windows(snapshot: &str) -> Vec<(String, &str)> {
-    let Some(array) = member(snapshot, "windows").and_then(elements) else { return Vec::new() };
-    array
-        .into_iter()
-        .map(|w| (member(w, "id").and_then(|n| serde_json::from_str(n).ok()).unwrap_or_default(), w))
-        .collect()
+    named(snapshot, "windows", "id")
+}
+
+/// The objects of the array member `array` of `raw`, each with its string member `key`.
+fn named<'a>(raw: &'a str, array: &str, key: &str) -> Vec<(String, &'a str)> {
+    let items = member(raw, array).and_then(elements).unwrap_or_default();
+    let name = |item: &str| member(item, key).and_then(|n| serde_json::from_str(n).ok()).unwrap_or_default();
+    items.into_iter().map(|item| (name(item), item)).collect()
 }

@@ -24,26 +24,36 @@ try {
   const view = page.frameLocator('#view');
   const frame = () => page.frame({ name: 'view' });
 
-  /** The window the view shows, once it has settled on `expect` (an id) or any window. */
+  /** The window the view shows (its id, `data-window-id`) once it has settled, preferably on
+   * `expect`; whatever it shows after 10 s otherwise. */
   async function shown(expect) {
-    return until(
+    const now = () =>
+      frame().evaluate(() => {
+        const app = document.querySelector('main#app');
+        return { id: app?.getAttribute('data-window-id'), state: app?.getAttribute('data-state') };
+      });
+    const settled = await until(
       async () => {
-        const s = await frame().evaluate(() => {
-          const app = document.querySelector('main#app');
-          return { id: app?.getAttribute('data-window-id'), state: app?.getAttribute('data-state') };
-        });
+        const s = await now();
         return s.id && (!expect || s.id === expect) && s.state !== 'loading' ? s.id : null;
       },
       `the view to show ${expect ?? 'a window'}`,
-      { timeout: 15_000 },
+      { timeout: 10_000 },
     ).catch(() => null);
+    return settled ?? (await now()).id ?? '?';
   }
 
+  /** The agent's one read of the step: the view's ARIA snapshot, as playwright-mcp returns it. */
   async function snapshot(step, expect) {
     await new Promise((r) => setTimeout(r, 300));
-    const id = (await shown(expect)) ?? expect ?? '?';
+    const id = await shown(expect);
     const text = await view.locator('body').ariaSnapshot();
     out.steps.push({ step, window: id, snapshot: text });
+  }
+
+  /** Brings window `title` into the view as a user would: the blocked window's "Show “…”" button. */
+  async function showInView(title) {
+    await view.getByRole('button', { name: `Show “${title}”` }).first().click();
   }
 
   const windows = () => api(() => window.__hostApi.readWindows());
@@ -67,21 +77,24 @@ try {
   await snapshot('re-read the windows and retry', 'w-A');
   const opened = await act('w-A__submit', { expectedVersion: await version('w-A') });
   const dialog = opened.openedWindowIds?.[0];
-  await snapshot('submit: a window-level modal opens', dialog);
+  await snapshot('submit: a window-level modal opens', 'w-A');
   await act('w-A__focus', {});
-  await snapshot('the blocked Order Editor refuses a call', null);
+  await snapshot('the blocked Order Editor refuses a call', 'w-A');
+  // The dialog is shown (the blocked editor's button), answered, and read once.
+  await showInView('Confirm order');
+  await shown(dialog);
   await act(`${dialog}__confirm`, {});
-  await snapshot('confirm in the dialog', null);
+  await snapshot('confirm in the dialog', dialog);
   await act('w-C__load_rows', { offset: 9_998, limit: 2 });
   await snapshot("page through the report's rows", 'w-C');
   const report = (await act('app__new_report', {})).openedWindowIds?.[0];
   await act(`${report}__focus`, {});
   await snapshot('open another report (app-level action)', report);
   const lock = (await act('app__lock', {})).openedWindowIds?.[0];
-  await act(`${lock}__focus`, {}).catch(() => {});
+  await showInView('Session locked');
   await snapshot('lock the session (app-level modal)', lock);
   await act(`${lock}__unlock`, {});
-  await snapshot('unlock', null);
+  await snapshot('unlock', lock);
   await context.close();
 } finally {
   await browser.close();
