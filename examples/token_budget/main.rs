@@ -1,5 +1,6 @@
 //! The token benchmark: what an agent reads from the examples, in bytes and in `o200k_base`
-//! tokens (tiktoken-rs, a dev-dependency), as the servers send it (compact wire JSON).
+//! tokens (`bridge_runtime::export::count_tokens`: tiktoken-rs behind the `tokens` feature, which
+//! only the root package's dev-dependency turns on), as the servers send it (compact wire JSON).
 //!
 //! ```text
 //! cargo build --examples
@@ -7,6 +8,9 @@
 //! node tests/ts/aria_session.mjs > /tmp/aria.json          # the accessibility-tree agent (Chromium)
 //! cargo run --example token_budget -- --aria /tmp/aria.json  # … and the session beside it
 //! ```
+//!
+//! `--dump DIR` also writes the Order Editor's texts (2025-11-25, no extension) as measured, to
+//! count them with another tokenizer. Then the export's per-tool report (`export::tool_costs`).
 //!
 //! For the Order Editor, the Order Editor with 20 windows (`--extra-editors 18`) and the schema
 //! zoo, each a real example binary over stdio, in four cases (2025-11-25 sessions and
