@@ -39,6 +39,22 @@
 //!
 //! and commit the result. [`write_all`] and [`check_all`] are the building blocks if you prefer
 //! a `build.rs`, an xtask or a CLI flag instead.
+//!
+//! # What each tool costs an agent (feature `tokens`)
+//!
+//! An agent pays for every tool definition in tokens, on every turn. With the feature `tokens`,
+//! [`tool_costs`] gives each tool's size as `tools/list` sends it, in bytes and in OpenAI's
+//! `o200k_base` tokens, split into its description (your doc comment and what the library
+//! adds), `inputSchema` and `outputSchema`; [`write_all`]'s report lists them too:
+//!
+//! ```
+//! # #[cfg(feature = "tokens")] {
+//! # let catalog = bridge_runtime::Catalog::new();
+//! for cost in bridge_runtime::export::tool_costs(&catalog).expect("the o200k_base ranks load") {
+//!     println!("{cost}"); // {winId}__submit: 478 tokens (1918 bytes; description 61, inputSchema 55, outputSchema 296)
+//! }
+//! # }
+//! ```
 
 use crate::catalog::{Catalog, Scope, ToolName};
 #[cfg(feature = "companion")]
@@ -91,6 +107,9 @@ pub struct ExportReport {
     pub written: Vec<PathBuf>,
     /// Files that already held the generated content and were not touched.
     pub unchanged: Vec<PathBuf>,
+    /// What each tool costs an agent ([`tool_costs`]; feature `tokens`).
+    #[cfg(feature = "tokens")]
+    pub tool_costs: Vec<ToolCost>,
 }
 
 impl fmt::Display for ExportReport {
@@ -98,6 +117,10 @@ impl fmt::Display for ExportReport {
         write!(f, "{}: {} written, {} unchanged", self.dir.display(), self.written.len(), self.unchanged.len())?;
         for p in &self.written {
             write!(f, "\n  wrote {}", p.display())?;
+        }
+        #[cfg(feature = "tokens")]
+        for cost in &self.tool_costs {
+            write!(f, "\n  {cost}")?;
         }
         Ok(())
     }
@@ -177,7 +200,13 @@ pub fn render_all(catalog: &Catalog) -> io::Result<Vec<(&'static str, String)>> 
 pub fn write_all(catalog: &Catalog, dir: &Path) -> io::Result<ExportReport> {
     let files = render_all(catalog)?;
     std::fs::create_dir_all(dir)?;
-    let mut report = ExportReport { dir: dir.to_owned(), written: Vec::new(), unchanged: Vec::new() };
+    let mut report = ExportReport {
+        dir: dir.to_owned(),
+        written: Vec::new(),
+        unchanged: Vec::new(),
+        #[cfg(feature = "tokens")]
+        tool_costs: tool_costs(catalog)?,
+    };
     for (name, content) in files {
         let path = dir.join(name);
         match std::fs::read_to_string(&path) {
@@ -296,6 +325,102 @@ pub fn mcp_tools(catalog: &Catalog) -> Value {
         "windows": windows,
         "app": app,
     })
+}
+
+/// What one tool costs an agent that lists it (feature `tokens`): the tool exactly as
+/// `tools/list` sends it to a client without the MCP Apps extension (compact JSON; a window
+/// tool's name and title hold [`WINDOW_ID_PLACEHOLDER`] and the window type's title), in bytes
+/// and in OpenAI's `o200k_base` tokens, with the tokens of its parts.
+#[cfg(feature = "tokens")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokens")))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCost {
+    /// The tool's name as listed: `{winId}__{action}` or `app__{action}`.
+    pub name: String,
+    /// The window type's title; `None` for an app-level tool.
+    pub window: Option<String>,
+    /// UTF-8 bytes of the tool's compact JSON.
+    pub bytes: usize,
+    /// `o200k_base` tokens of the same.
+    pub tokens: usize,
+    /// Tokens of its `description` text alone: the action's doc comment and what the library
+    /// adds.
+    pub description_tokens: usize,
+    /// Tokens of its `inputSchema` (compact JSON).
+    pub input_schema_tokens: usize,
+    /// Tokens of its `outputSchema` (compact JSON); 0 without one.
+    pub output_schema_tokens: usize,
+}
+
+#[cfg(feature = "tokens")]
+impl fmt::Display for ToolCost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} tokens ({} bytes; description {}, inputSchema {}, outputSchema {})",
+            self.name,
+            self.tokens,
+            self.bytes,
+            self.description_tokens,
+            self.input_schema_tokens,
+            self.output_schema_tokens
+        )
+    }
+}
+
+/// Tokens of `text` in OpenAI's `o200k_base` encoding (GPT-4o and later), special-token text
+/// counted as ordinary text (feature `tokens`).
+///
+/// Errors: the encoding's ranks (shipped inside tiktoken-rs) fail to load
+/// (`io::ErrorKind::Other`); loaded once per process.
+#[cfg(feature = "tokens")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokens")))]
+pub fn count_tokens(text: &str) -> io::Result<usize> {
+    static BPE: std::sync::OnceLock<Result<tiktoken_rs::CoreBPE, String>> = std::sync::OnceLock::new();
+    match BPE.get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| e.to_string())) {
+        Ok(bpe) => Ok(bpe.encode_ordinary(text).len()),
+        Err(e) => Err(io::Error::other(format!("the o200k_base encoding failed to load: {e}"))),
+    }
+}
+
+/// What each tool of the catalog costs an agent ([`ToolCost`]), window types in catalog order
+/// then app-level actions, each in declaration order: the same tools as [`mcp_tools`] (feature
+/// `tokens`). A long doc comment shows here as the author's choice.
+///
+/// Errors: as [`count_tokens`].
+#[cfg(feature = "tokens")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokens")))]
+pub fn tool_costs(catalog: &Catalog) -> io::Result<Vec<ToolCost>> {
+    let mut entries: Vec<(Option<&str>, ToolEntry)> = Vec::new();
+    for w in catalog.windows() {
+        for a in &w.actions {
+            entries.push((Some(&w.meta.title), ToolEntry::window(WINDOW_ID_PLACEHOLDER, &w.meta.title, w, a)));
+        }
+    }
+    if let Some(app) = catalog.app() {
+        entries.extend(app.actions.iter().map(|a| (None, ToolEntry::app(a))));
+    }
+    entries
+        .into_iter()
+        .map(|(window, entry)| {
+            let tool = to_mcp_tool(&entry);
+            let json = serde_json::to_string(&tool).map_err(io::Error::other)?;
+            let input = serde_json::to_string(&*tool.input_schema).map_err(io::Error::other)?;
+            let output = match tool.output_schema.as_deref() {
+                Some(schema) => count_tokens(&serde_json::to_string(schema).map_err(io::Error::other)?)?,
+                None => 0,
+            };
+            Ok(ToolCost {
+                name: tool.name.to_string(),
+                window: window.map(str::to_owned),
+                bytes: json.len(),
+                tokens: count_tokens(&json)?,
+                description_tokens: count_tokens(tool.description.as_deref().unwrap_or_default())?,
+                input_schema_tokens: count_tokens(&input)?,
+                output_schema_tokens: output,
+            })
+        })
+        .collect()
 }
 
 /// `capabilities.json`: the `capabilities.list` result for a client holding every scope, one

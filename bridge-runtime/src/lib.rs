@@ -22,6 +22,7 @@
 //! | `companion` | the desktop companion (spec CP): engine, durable SQLite store, OpenRPC, `companion__…` MCP tools; on Unix the private-socket server and pairing | rusqlite with bundled SQLite (C), sha2, subtle, getrandom, uuid, libc (Unix) |
 //! | `cli` | the `companion` command-line client (binary `companion`; implies `companion`) | clap |
 //! | `yaml` | `Catalog::to_yaml`, `catalog.yaml` in the export | yaml_serde |
+//! | `tokens` | `export::tool_costs`: each tool's cost to an agent, in OpenAI's `o200k_base` tokens, also listed by `export::write_all`'s report | tiktoken-rs |
 //! | `testing` | `testing::TestApp`: drive your windows in a plain `#[test]` as an agent would, with the GUI Bridge invariants checked on every step | nothing |
 //! | `fuzzing` | not public API: the companion socket's input path and the stdio pre-layer's classifier in `__internals`, for the fuzz targets in `bridge-runtime/fuzz/` and their corpus replay test (implies `companion`) | nothing more |
 //!

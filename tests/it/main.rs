@@ -11,6 +11,7 @@ mod macros;
 mod schema_rules;
 mod stdio_wire;
 mod test_kit;
+mod token_budget;
 
 /// The companion tests' capabilities, characters and styles (shared with bridge-runtime's tests).
 #[path = "../../bridge-runtime/tests/it/support/companion.rs"]

@@ -212,3 +212,56 @@ async fn mcp_tool_templates_match_the_live_tools_list() {
     let editor = templates["windows"].as_array().unwrap().iter().find(|w| w["typeName"] == "Editor").unwrap();
     assert_eq!(editor["conditionalActions"], json!(["submit"]));
 }
+
+// The author sees each tool's cost (feature `tokens`): one entry per tool of `mcp-tools.json`,
+// in its order, sized as the compact JSON `tools/list` sends; the parts are counted apart.
+#[test]
+fn tool_costs_list_every_tool_with_its_parts() {
+    let bridge = mcp_support::bridge();
+    let catalog = bridge.catalog();
+    let costs = export::tool_costs(&catalog).unwrap();
+    let templates = export::mcp_tools(&catalog);
+    let mut expected = Vec::new();
+    for w in templates["windows"].as_array().unwrap() {
+        for t in w["tools"].as_array().unwrap() {
+            expected.push((t.clone(), w["title"].as_str().map(str::to_owned)));
+        }
+    }
+    for t in templates["app"]["tools"].as_array().unwrap() {
+        expected.push((t.clone(), None));
+    }
+    assert_eq!(costs.len(), expected.len());
+    for (cost, (tool, window)) in costs.iter().zip(&expected) {
+        assert_eq!(cost.name, tool["name"].as_str().unwrap());
+        assert_eq!(&cost.window, window, "{}", cost.name);
+        // Key order aside, the same compact JSON.
+        assert_eq!(cost.bytes, serde_json::to_string(tool).unwrap().len(), "{}", cost.name);
+        let description = tool["description"].as_str().unwrap();
+        assert_eq!(cost.description_tokens, export::count_tokens(description).unwrap(), "{}", cost.name);
+        assert!(cost.input_schema_tokens > 0 && cost.output_schema_tokens > 0, "{cost}");
+        assert!(
+            cost.tokens > cost.description_tokens + cost.input_schema_tokens + cost.output_schema_tokens,
+            "the whole costs more than its parts: {cost}"
+        );
+        assert!(cost.to_string().starts_with(&format!("{}: {} tokens ({} bytes;", cost.name, cost.tokens, cost.bytes)));
+    }
+    assert!(costs.iter().any(|c| c.name == "{winId}__submit" && c.window.as_deref() == Some("Order Editor")));
+    // write_all's report lists them, one line each.
+    let dir = tempfile::tempdir().unwrap();
+    let report = export::write_all(&catalog, dir.path()).unwrap();
+    assert_eq!(report.tool_costs, costs);
+    let shown = report.to_string();
+    for cost in &costs {
+        assert!(shown.contains(&format!("\n  {cost}")), "{shown}");
+    }
+}
+
+// `count_tokens` is OpenAI's o200k_base, special-token text counted as ordinary text: the counts
+// js-tiktoken 1.0.21 gives (`getEncoding("o200k_base").encode(text, [], [])`).
+#[test]
+fn count_tokens_is_o200k_base() {
+    assert_eq!(export::count_tokens("").unwrap(), 0);
+    assert_eq!(export::count_tokens("Set the order's recipient").unwrap(), 5);
+    assert_eq!(export::count_tokens(r#"{"type":"text"}"#).unwrap(), 5);
+    assert_eq!(export::count_tokens("<|endoftext|> 注文 (GB-7.4-8)").unwrap(), 18);
+}

@@ -70,9 +70,10 @@ export function freePort() {
   });
 }
 
-/** Starts `order_editor --http 127.0.0.1:PORT --rows 100`; resolves once it says it serves. */
-export function startOrderEditor(options) {
-  return startExample(orderEditorBin(), ['--rows', '100'], options);
+/** Starts `order_editor --http 127.0.0.1:PORT --rows 100`; resolves once it says it serves.
+ * `options.args` replaces `--rows 100`. */
+export function startOrderEditor(options = {}) {
+  return startExample(orderEditorBin(), options.args ?? ['--rows', '100'], options);
 }
 
 /** Starts `schema_zoo --http 127.0.0.1:PORT` (the window `zoo`, ordinary Rust parameter types). */
