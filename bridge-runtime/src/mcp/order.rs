@@ -16,7 +16,8 @@
 //! - a handler that finishes, fails or is cancelled drops its [`Turn`] or leaves the wait:
 //!   its ticket no longer holds anyone back, and goes when its answer passes the writer
 //!   ([`CallOrder::observe_outgoing`]), or at once when no answer will come (the peer
-//!   cancelled the request: rmcp drops the answer of a cancelled request);
+//!   cancelled the request: rmcp drops the answer of a cancelled request; or its handler
+//!   panicked);
 //! - a ticket whose handler never comes (rmcp answered the request itself, e.g. a request
 //!   with incomplete inline `_meta` before the session started) goes when that answer passes
 //!   the writer;
@@ -104,7 +105,8 @@ pub(crate) struct Turn<'a> {
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        self.order.finish(&self.id, self.ct.is_cancelled());
+        // A handler that panics (or is cancelled) sends no answer: its ticket goes now.
+        self.order.finish(&self.id, self.ct.is_cancelled() || std::thread::panicking());
     }
 }
 
