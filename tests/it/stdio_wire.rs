@@ -28,7 +28,8 @@ fn examples_dir() -> PathBuf {
 
 struct Peer {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once closed ([`Peer::close`]).
+    stdin: Option<ChildStdin>,
     lines: Lines<BufReader<ChildStdout>>,
 }
 
@@ -48,17 +49,22 @@ impl Peer {
 
     /// Starts an example; nothing written yet.
     fn spawn(example: &str) -> Self {
+        Self::spawn_with_stderr(example, Stdio::null())
+    }
+
+    /// Starts an example with its stderr going to `stderr`.
+    fn spawn_with_stderr(example: &str, stderr: Stdio) -> Self {
         let path = examples_dir().join(example);
         let mut child = Command::new(&path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
             .unwrap_or_else(|e| panic!("{}: {e} (`cargo build --examples` first)", path.display()));
         let stdin = child.stdin.take().unwrap();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Peer { child, stdin, lines }
+        Peer { child, stdin: Some(stdin), lines }
     }
 
     /// The legacy handshake: `initialize`, then `notifications/initialized`.
@@ -73,8 +79,14 @@ impl Peer {
     }
 
     async fn write(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).await.unwrap();
-        self.stdin.flush().await.unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Closes the server's stdin (end of the stream).
+    fn close(&mut self) {
+        self.stdin = None;
     }
 
     async fn send(&mut self, message: &Value) {
@@ -398,4 +410,226 @@ async fn a_stray_line_before_initialize_does_not_stop_the_app() {
     peer.handshake().await;
     let windows = peer.windows(10).await;
     assert!(windows["windows"].as_array().is_some_and(|w| !w.is_empty()), "{windows}");
+}
+
+fn request(id: impl Into<Value>, method: &str, params: Value) -> String {
+    format!("{}\n", json!({"jsonrpc": "2.0", "id": id.into(), "method": method, "params": params}))
+}
+
+fn read_windows(id: i64) -> String {
+    request(id, "resources/read", json!({"uri": "app://windows"}))
+}
+
+/// `app://windows` from a `resources/read` answer.
+fn windows_of(answer: &Value) -> Value {
+    serde_json::from_str(answer["result"]["contents"][0]["text"].as_str().expect("text content")).unwrap()
+}
+
+// GB-10.1-3: a read written right after an edit, without waiting for the edit's answer, takes
+// effect after it: the read shows the edit, round after round (only tools/call was ordered;
+// the read could run first and show the old value).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_written_after_an_edit_shows_the_edit_gb_10_1_3() {
+    let mut peer = Peer::start("order_editor").await;
+    for round in 0..10i64 {
+        let value = format!("Read{round}");
+        let batch = [
+            tool_call(round * 10 + 1, "w-A__edit_field", json!({"field": "recipient", "value": value})),
+            read_windows(round * 10 + 2),
+        ]
+        .concat();
+        peer.write(batch.as_bytes()).await;
+        let mut read = None;
+        for _ in 0..2 {
+            let answer = peer.next_answer().await;
+            if answer["id"] == json!(round * 10 + 2) {
+                read = Some(windows_of(&answer));
+            } else {
+                assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
+            }
+        }
+        let summary = summary(&read.expect("the read's answer"), "w-A");
+        assert!(summary.contains(&format!("for {value},")), "round {round}: the read missed the edit: {summary}");
+    }
+}
+
+// GB-10.1-3, GB-10.1-5: subscribe, unsubscribe, subscribe written at once take effect in that
+// order: the connection ends subscribed, so a later change is announced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribe_unsubscribe_subscribe_at_once_ends_subscribed_gb_10_1_3() {
+    let mut peer = Peer::start("order_editor").await;
+    let uri = json!({"uri": "app://windows"});
+    for round in 0..5i64 {
+        let base = round * 10;
+        let batch = [
+            request(base + 1, "resources/subscribe", uri.clone()),
+            request(base + 2, "resources/unsubscribe", uri.clone()),
+            request(base + 3, "resources/subscribe", uri.clone()),
+        ]
+        .concat();
+        peer.write(batch.as_bytes()).await;
+        for _ in 0..3 {
+            let answer = peer.next_answer().await;
+            assert!(answer["result"].is_object(), "{answer}");
+        }
+        // A change after all three: its notification comes before the call's answer.
+        peer.send(&json!({"jsonrpc": "2.0", "id": base + 4, "method": "tools/call",
+            "params": {"name": "w-A__edit_field", "arguments": {"field": "recipient", "value": format!("S{round}")}}}))
+            .await;
+        let mut updated = false;
+        loop {
+            let message = peer.next().await;
+            if message["method"] == json!("notifications/resources/updated") {
+                updated = true;
+            } else if message["id"] == json!(base + 4) {
+                break;
+            }
+        }
+        assert!(updated, "round {round}: no update after subscribe, unsubscribe, subscribe");
+        // Back to unsubscribed for the next round.
+        peer.send(&json!({"jsonrpc": "2.0", "id": base + 5, "method": "resources/unsubscribe", "params": uri})).await;
+        loop {
+            if peer.next().await["id"] == json!(base + 5) {
+                break;
+            }
+        }
+    }
+}
+
+// GB-10.1-3, GB-5.1-4: a tools/list written right after a call that opens a window lists the
+// new window's tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_after_a_call_that_opens_a_window_lists_its_tools_gb_10_1_3() {
+    let mut peer = Peer::start("order_editor").await;
+    for round in 0..5i64 {
+        let base = round * 10;
+        let batch =
+            [tool_call(base + 1, "app__new_report", json!({})), request(base + 2, "tools/list", json!({}))].concat();
+        peer.write(batch.as_bytes()).await;
+        let (mut opened, mut tools) = (None, None);
+        for _ in 0..2 {
+            let answer = peer.next_answer().await;
+            if answer["id"] == json!(base + 1) {
+                let ids = &answer["result"]["structuredContent"]["openedWindowIds"];
+                opened = Some(ids[0].as_str().unwrap_or_else(|| panic!("no opened window: {answer}")).to_owned());
+            } else {
+                let names: Vec<String> = answer["result"]["tools"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{answer}"))
+                    .iter()
+                    .map(|t| t["name"].as_str().unwrap().to_owned())
+                    .collect();
+                tools = Some(names);
+            }
+        }
+        let (opened, tools) = (opened.unwrap(), tools.unwrap());
+        assert!(
+            tools.iter().any(|name| name.starts_with(&format!("{opened}__"))),
+            "round {round}: tools/list misses the tools of {opened}: {tools:?}"
+        );
+    }
+}
+
+// MCP 2025-11-25 lifecycle: before `initialize` only `ping` is served; another request gets
+// -32600 with its id (it was answered -32602 about 2026-07-28 `_meta` keys); a request with
+// some 2026-07-28 `_meta` keys is still rmcp's -32602 naming the missing ones; a second
+// `initialize` gets -32600 with its id (it succeeded) and the session goes on.
+#[tokio::test]
+async fn requests_before_initialize_and_a_second_initialize_get_invalid_request() {
+    let mut peer = Peer::spawn("order_editor");
+    peer.write(request(1, "tools/list", json!({})).as_bytes()).await;
+    let answer = peer.answer(&json!(1)).await;
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    peer.write(read_windows(2).as_bytes()).await;
+    assert_eq!(peer.answer(&json!(2)).await["error"]["code"], json!(-32600));
+    peer.ping(3).await;
+    let partial = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
+    peer.write(request(4, "tools/list", partial).as_bytes()).await;
+    let answer = peer.answer(&json!(4)).await;
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("clientCapabilities"), "{answer}");
+    peer.handshake().await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": "again", "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "attacker", "version": "0"}}}))
+        .await;
+    let answer = peer.answer(&json!("again")).await;
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    let windows = peer.windows(5).await;
+    assert!(windows["windows"].as_array().is_some_and(|w| !w.is_empty()), "{windows}");
+}
+
+// JSON-RPC 2.0 §5: two calls with one id written at once: the first call's result comes
+// first, then the duplicate's -32600 (the error used to overtake the result, so the client
+// could not tell which answer was whose); the form holds the first call's value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_ids_error_follows_the_originals_result() {
+    let mut peer = Peer::start("order_editor").await;
+    for round in 0..5i64 {
+        let id = 100 + round;
+        let batch = [
+            tool_call(id, "w-A__edit_field", json!({"field": "recipient", "value": format!("First{round}")})),
+            tool_call(id, "w-A__edit_field", json!({"field": "recipient", "value": format!("Second{round}")})),
+        ]
+        .concat();
+        peer.write(batch.as_bytes()).await;
+        let first = peer.answer(&json!(id)).await;
+        assert_eq!(first["result"]["isError"], json!(false), "round {round}: the error came first: {first}");
+        let second = peer.answer(&json!(id)).await;
+        assert_eq!(second["error"]["code"], json!(-32600), "{second}");
+        let windows = peer.windows(1000 + round).await;
+        assert!(summary(&windows, "w-A").contains(&format!("for First{round},")), "{}", summary(&windows, "w-A"));
+    }
+}
+
+// A peer writing garbage does not fill the app's log: 1,000 bad lines (not JSON, unknown
+// methods, missing resources, wrong params, duplicate-free) leave at most a few lines on the
+// example's stderr, none with a terminal colour code (stderr is a pipe here).
+#[tokio::test]
+async fn a_thousand_bad_lines_leave_the_log_quiet() {
+    let mut peer = Peer::spawn_with_stderr("order_editor", Stdio::piped());
+    let mut stderr = peer.child.stderr.take().unwrap();
+    let log = tokio::spawn(async move {
+        let mut bytes = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut stderr, &mut bytes).await.unwrap();
+        bytes
+    });
+    peer.handshake().await;
+    let mut junk = String::new();
+    for i in 0..250i64 {
+        junk.push_str(&format!("not JSON {i}\n"));
+        junk.push_str(&request(1000 + i, "no/such", json!({})));
+        junk.push_str(&request(2000 + i, "resources/read", json!({"uri": "nope://x"})));
+        junk.push_str(&request(3000 + i, "tools/call", json!({"name": 5})));
+    }
+    peer.write(junk.as_bytes()).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": "after", "method": "ping"})).await;
+    while peer.next_answer().await["id"] != json!("after") {}
+    peer.close();
+    tokio::time::timeout(NO_ANSWER, peer.child.wait()).await.expect("the app exits at the end of stdin").unwrap();
+    let log = tokio::time::timeout(NO_ANSWER, log).await.expect("stderr closes").unwrap();
+    let text = String::from_utf8_lossy(&log);
+    assert!(text.lines().count() <= 5, "{} log lines:\n{}", text.lines().count(), text);
+    assert!(!log.contains(&0x1b), "colour codes on a pipe:\n{text}");
+}
+
+// A last request the client ends with the stream instead of a newline is still a line: it is
+// answered, then the app shuts down as at any end of stdin.
+#[tokio::test]
+async fn a_last_line_without_a_newline_is_answered() {
+    let mut peer = Peer::start("order_editor").await;
+    peer.write(br#"{"jsonrpc":"2.0","id":"last","method":"resources/read","params":{"uri":"app://windows"}}"#).await;
+    peer.close();
+    let answer = peer.answer(&json!("last")).await;
+    assert!(answer["result"]["contents"].is_array(), "{answer}");
+    tokio::time::timeout(NO_ANSWER, peer.child.wait()).await.expect("the app exits at the end of stdin").unwrap();
+}
+
+// The storm guard: a response or error cut short (an echo of our answer that lost its end) is
+// never answered, like a whole one (it got -32700).
+#[tokio::test]
+async fn a_truncated_response_gets_no_answer() {
+    let mut peer = Peer::start("order_editor").await;
+    peer.write(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32600,\"mess\n").await;
+    peer.write(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"contents\":[{\"uri\":\"app://win\n").await;
+    peer.ping(1).await;
 }

@@ -5,8 +5,8 @@
 //! cap is cut to the prefix the pre-layer keeps), classifies each, builds the answer the
 //! pre-layer would write, and panics when one of these properties breaks (JSON-RPC 2.0 §4, §5;
 //! MA-8-2; GB-7.4-3):
-//! - a forwarded line is one rmcp's own message type reads, and a forwarded `tools/call`
-//!   carries the id rmcp reads;
+//! - a forwarded line is one rmcp's own message type reads, and a forwarded request that
+//!   reads or changes state carries the id rmcp reads (its ticket);
 //! - a notification (a JSON object with a `method` and no `id` member) or a line shaped as a
 //!   response (`result` or `error`, no `method`) is never answered;
 //! - every answer is one JSON line `{"jsonrpc":"2.0","id",…}` with exactly one of `result` and
@@ -16,7 +16,7 @@
 //! - a refused `tools/call` is the GB `validation_failed` tool error naming one field;
 //! - no answer message is longer than a bounded size, whatever the line's length.
 
-use super::inbound::{Inbound, OVERSIZED_PREFIX_BYTES, classify, classify_oversized};
+use super::inbound::{Inbound, Message, OVERSIZED_PREFIX_BYTES, classify, classify_oversized};
 use crate::model::ErrorCode as GbCode;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, JsonRpcMessage, RequestId};
 use serde_json::Value;
@@ -31,7 +31,7 @@ pub struct PrelayerReport {
     pub lines: usize,
     /// Forwarded to rmcp unchanged.
     pub forwarded: usize,
-    /// Forwarded `tools/call` requests (they take a ticket).
+    /// Forwarded requests that read or change state (they take a ticket).
     pub calls: usize,
     /// Answered with an error and the request's id.
     pub replies: usize,
@@ -76,17 +76,34 @@ fn check(line: &[u8], inbound: Inbound, oversized: bool, report: &mut PrelayerRe
         object.as_ref().and_then(|o| o.get("id")).and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
     match inbound {
         Inbound::Blank => assert!(trimmed.iter().all(u8::is_ascii_whitespace), "a non-blank line skipped"),
-        Inbound::Forward { call } => {
+        Inbound::Forward(forwarded) => {
             assert!(!oversized, "an over-long line forwarded");
             let message =
                 serde_json::from_slice::<ClientJsonRpcMessage>(trimmed).expect("forwarded lines parse in rmcp");
-            let rmcp_call = match message {
-                JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::CallToolRequest(_)) => Some(r.id),
+            let rmcp_ordered = match message {
+                JsonRpcMessage::Request(r)
+                    if matches!(
+                        r.request,
+                        ClientRequest::CallToolRequest(_)
+                            | ClientRequest::ListToolsRequest(_)
+                            | ClientRequest::ReadResourceRequest(_)
+                            | ClientRequest::ListResourcesRequest(_)
+                            | ClientRequest::ListResourceTemplatesRequest(_)
+                            | ClientRequest::SubscribeRequest(_)
+                            | ClientRequest::UnsubscribeRequest(_)
+                    ) =>
+                {
+                    Some(r.id)
+                }
                 _ => None,
             };
-            assert_eq!(call, rmcp_call, "the ticket's id is the id rmcp reads");
+            let ticket = match forwarded {
+                Message::Request { id, ordered: true, .. } => Some(id),
+                _ => None,
+            };
+            assert_eq!(ticket, rmcp_ordered, "the ticket's id is the id rmcp reads");
             report.forwarded += 1;
-            report.calls += usize::from(call.is_some());
+            report.calls += usize::from(ticket.is_some());
         }
         Inbound::Reply { id, error } => {
             assert!(!unanswerable, "a notification or response answered");

@@ -10,7 +10,9 @@
 //!   (params of the wrong JSON type) with that id; one without gets `-32600` with a `null` id;
 //!   a notification (no `id`) and anything shaped as a response (`result`/`error`, no `method`)
 //!   get nothing (MA-8-2);
-//! - input that is not JSON (or not UTF-8) gets `-32700` with a `null` id;
+//! - input that is not JSON (or not UTF-8) gets `-32700` with a `null` id, unless its first
+//!   [`RESPONSE_PREFIX_BYTES`] are shaped as a response cut short (an object whose members so
+//!   far include `result` or `error` and no `method`): that gets nothing, like a whole one;
 //! - JSON nested deeper than serde_json's limit ([`MAX_NESTING`]): a `tools/call` gets the GB
 //!   tool error `validation_failed` naming the argument and the cap ([`MAX_ARGUMENT_NESTING`]);
 //!   another request `-32602` with its id; a notification nothing; the rest `-32700`.
@@ -53,6 +55,10 @@ pub(crate) const MAX_NESTING: usize = 127;
 /// argument is refused with `validation_failed` naming it and this cap.
 pub(crate) const MAX_ARGUMENT_NESTING: usize = MAX_NESTING - 3;
 
+/// How much of an unparseable line is read to see whether it is shaped as a response (an
+/// object whose members so far include `result` or `error` and no `method`).
+pub(crate) const RESPONSE_PREFIX_BYTES: usize = OVERSIZED_PREFIX_BYTES;
+
 /// JSON-RPC "Parse error".
 const PARSE_ERROR: ErrorCode = ErrorCode::PARSE_ERROR;
 
@@ -61,9 +67,9 @@ const PARSE_ERROR: ErrorCode = ErrorCode::PARSE_ERROR;
 pub(crate) enum Inbound {
     /// Empty or white space: skipped, as rmcp does.
     Blank,
-    /// A message rmcp reads as the client meant it: forwarded unchanged. `call` is the id of a
-    /// `tools/call` request (it takes a ticket in the call order).
-    Forward { call: Option<RequestId> },
+    /// A message rmcp reads as the client meant it: forwarded unchanged (unless the lifecycle
+    /// or the request order refuses it).
+    Forward(Message),
     /// A request rmcp would drop or misanswer: answered with this error and its id.
     Reply { id: RequestId, error: ErrorData },
     /// A `tools/call` too deeply nested for the transport: answered with this GB tool error.
@@ -73,6 +79,74 @@ pub(crate) enum Inbound {
     Unidentified(ErrorData),
     /// A notification or a response, valid or not: never answered (MA-8-2).
     Silent,
+}
+
+/// What a message rmcp accepts is, for the pre-layer's lifecycle and request order.
+#[derive(Debug)]
+pub(crate) enum Message {
+    /// `initialize`: starts the 2025-11-25 lifecycle, once per connection.
+    Initialize(RequestId),
+    /// `ping` or `server/discover`: allowed before the lifecycle starts, in no order.
+    Unordered,
+    /// Any other request. `ordered`: it reads or changes state and takes a ticket
+    /// ([`super::order`]); `meta`: what its inline 2026-07-28 request metadata says.
+    Request { id: RequestId, ordered: bool, meta: InlineMeta },
+    /// A notification; `cancels`: the request a `notifications/cancelled` names.
+    Notification { cancels: Option<RequestId> },
+    /// A response or an error from the client.
+    Response,
+}
+
+/// A request's inline 2026-07-28 metadata (`params._meta["io.modelcontextprotocol/…"]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InlineMeta {
+    /// None of its keys: a 2025-11-25 request, which needs `initialize` first.
+    Absent,
+    /// Some keys, not every required one: rmcp answers `-32602` naming the missing ones.
+    Incomplete,
+    /// Every required key: the request starts the 2026-07-28 lifecycle.
+    Complete,
+}
+
+/// Prefix of the 2026-07-28 request metadata keys.
+const INLINE_META_PREFIX: &str = "io.modelcontextprotocol/";
+
+fn message(message: ClientJsonRpcMessage) -> Message {
+    use rmcp::model::{ClientNotification, GetMeta, ProtocolVersion};
+    match message {
+        ClientJsonRpcMessage::Request(request) => {
+            let ordered = match &request.request {
+                ClientRequest::InitializeRequest(_) => return Message::Initialize(request.id),
+                ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => return Message::Unordered,
+                ClientRequest::CallToolRequest(_)
+                | ClientRequest::ListToolsRequest(_)
+                | ClientRequest::ReadResourceRequest(_)
+                | ClientRequest::ListResourcesRequest(_)
+                | ClientRequest::ListResourceTemplatesRequest(_)
+                | ClientRequest::SubscribeRequest(_)
+                | ClientRequest::UnsubscribeRequest(_) => true,
+                _ => false,
+            };
+            let inline = request.request.get_meta();
+            let meta = if inline.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty()
+                && inline.protocol_version().is_some()
+            {
+                InlineMeta::Complete
+            } else if inline.keys().any(|k| k.starts_with(INLINE_META_PREFIX)) {
+                InlineMeta::Incomplete
+            } else {
+                InlineMeta::Absent
+            };
+            Message::Request { id: request.id, ordered, meta }
+        }
+        ClientJsonRpcMessage::Notification(notification) => match notification.notification {
+            ClientNotification::CancelledNotification(cancelled) => {
+                Message::Notification { cancels: cancelled.params.request_id }
+            }
+            _ => Message::Notification { cancels: None },
+        },
+        _ => Message::Response,
+    }
 }
 
 /// Classifies one line (without its `\n`; a trailing `\r` and a leading UTF-8 BOM are allowed,
@@ -86,17 +160,19 @@ pub(crate) fn classify(line: &[u8]) -> Inbound {
     // The common case costs one parse, rmcp's own: a message rmcp accepts.
     match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         Ok(ClientJsonRpcMessage::Request(request)) => match &request.request {
-            ClientRequest::CallToolRequest(_) => Inbound::Forward { call: Some(request.id) },
             ClientRequest::CustomRequest(custom) => match params_problem(&custom.method, custom.params.as_ref()) {
                 Some(problem) => Inbound::Reply { id: request.id, error: ErrorData::invalid_params(problem, None) },
-                None => Inbound::Forward { call: None },
+                None => Inbound::Forward(message(ClientJsonRpcMessage::Request(request))),
             },
-            _ => Inbound::Forward { call: None },
+            _ => Inbound::Forward(message(ClientJsonRpcMessage::Request(request))),
         },
-        Ok(_) => Inbound::Forward { call: None },
+        Ok(other) => Inbound::Forward(message(other)),
         Err(_) => match serde_json::from_slice::<Value>(line) {
             Ok(value) => refused(value),
             Err(e) if e.is_syntax() && nesting(line) > MAX_NESTING => too_deep(line),
+            // A response or error cut short (a peer echoing our answers, a log line holding
+            // one): never answered, like a whole one.
+            Err(_) if Top::scan(&line[..line.len().min(RESPONSE_PREFIX_BYTES)]).is_response() => Inbound::Silent,
             Err(e) => Inbound::Unidentified(ErrorData::new(PARSE_ERROR, format!("Parse error: {e}"), None)),
         },
     }
@@ -440,7 +516,10 @@ mod tests {
         assert_eq!(nesting(at(MAX_NESTING).as_bytes()), MAX_NESTING);
         assert!(serde_json::from_str::<ClientJsonRpcMessage>(&at(MAX_NESTING)).is_ok());
         assert!(serde_json::from_str::<ClientJsonRpcMessage>(&at(MAX_NESTING + 1)).is_err());
-        assert!(matches!(classify(at(MAX_NESTING).as_bytes()), Inbound::Forward { call: Some(_) }));
+        assert!(matches!(
+            classify(at(MAX_NESTING).as_bytes()),
+            Inbound::Forward(Message::Request { ordered: true, meta: InlineMeta::Absent, .. })
+        ));
     }
 
     #[test]
@@ -482,7 +561,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
             r#"{"id":1,"error":5}"#,
         ] {
-            assert!(matches!(classify(line.as_bytes()), Inbound::Silent | Inbound::Forward { .. }), "{line}");
+            assert!(matches!(classify(line.as_bytes()), Inbound::Silent | Inbound::Forward(_)), "{line}");
         }
         let deep_notification = format!(r#"{{"jsonrpc":"2.0","method":"x","params":{{"a":{}}}}}"#, deep(200));
         assert!(matches!(classify(deep_notification.as_bytes()), Inbound::Silent));
@@ -497,6 +576,25 @@ mod tests {
             }
         }
         assert!(matches!(classify(b"  \r"), Inbound::Blank));
+    }
+
+    // A response or error cut short is never answered (a storm would follow); a request cut
+    // short still gets its parse error.
+    #[test]
+    fn a_truncated_response_is_silent() {
+        for line in [
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"mess"#.as_slice(),
+            br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"te"#,
+            br#"{"id":null,"error":"#,
+        ] {
+            assert!(matches!(classify(line), Inbound::Silent), "{}", String::from_utf8_lossy(line));
+        }
+        for line in [br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"result":"#.as_slice(), b"{\"a\":"] {
+            match classify(line) {
+                Inbound::Unidentified(e) => assert_eq!(e.code, ErrorCode::PARSE_ERROR),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

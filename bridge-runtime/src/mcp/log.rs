@@ -13,10 +13,12 @@
 /// (connections, cancellations, rejected requests) and every other crate's events still pass:
 ///
 /// ```no_run
+/// use std::io::IsTerminal;
 /// use tracing_subscriber::prelude::*;
 ///
 /// tracing_subscriber::registry()
-///     .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+///     // Colour codes only on a terminal: a log file or a host's pipe gets plain text.
+///     .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()))
 ///     .with(tracing_subscriber::EnvFilter::from_default_env())
 ///     .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
 ///     .init();
@@ -26,10 +28,24 @@
 /// (`filter_fn`, a per-layer filter, your own `Layer::enabled`) without tying bridge to one
 /// `tracing-subscriber` version. Leave it out only where the logs are as private as the
 /// arguments.
+///
+/// It also drops rmcp's `WARN` "response error" event, which rmcp writes for every JSON-RPC
+/// error it answers (an unknown method, a resource that does not exist, params rmcp could
+/// not read), with the error's data: a peer writing garbage would fill the app's log with
+/// warnings about its own mistakes. bridge's stdio transport logs those answers at `DEBUG`
+/// instead (without their data), so bad peer input never logs above `DEBUG`.
 pub fn loggable(metadata: &tracing::Metadata<'_>) -> bool {
     let target = metadata.target();
     let from_rmcp = target == "rmcp" || target.starts_with("rmcp::");
-    !from_rmcp || *metadata.level() <= tracing::Level::INFO
+    if !from_rmcp {
+        return true;
+    }
+    let fields = metadata.fields();
+    let error_answer = *metadata.level() == tracing::Level::WARN
+        && metadata.is_event()
+        && fields.field("id").is_some()
+        && fields.field("error").is_some();
+    *metadata.level() <= tracing::Level::INFO && !error_answer
 }
 
 #[cfg(test)]
@@ -48,6 +64,30 @@ mod tests {
 
     fn meta(target: &'static str, level: Level) -> Metadata<'static> {
         Metadata::new("e", target, level, None, None, None, FieldSet::new(&[], Identifier(&SITE)), Kind::EVENT)
+    }
+
+    // rmcp's `warn!(%id, ?error, "response error")`, logged for every error answer.
+    fn error_answer(level: Level) -> Metadata<'static> {
+        const FIELDS: &[&str] = &["message", "id", "error"];
+        Metadata::new(
+            "e",
+            "rmcp::service",
+            level,
+            None,
+            None,
+            None,
+            FieldSet::new(FIELDS, Identifier(&SITE)),
+            Kind::EVENT,
+        )
+    }
+
+    // A peer's bad requests never log above DEBUG: rmcp's warning for each error it answers is
+    // dropped; its other warnings stay.
+    #[test]
+    fn rmcps_error_answer_warning_is_not_loggable() {
+        assert!(!loggable(&error_answer(Level::WARN)));
+        assert!(loggable(&meta("rmcp::service", Level::WARN)));
+        assert!(loggable(&meta("rmcp::service", Level::ERROR)));
     }
 
     #[test]

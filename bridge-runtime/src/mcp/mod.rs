@@ -22,7 +22,7 @@
 //! `resources/subscribe`) and 2026-07-28 (`server/discover`, `subscriptions/listen`).
 //!
 //! Transports: [`serve_stdio`] (GB-3-1) and [`serve_stdio_on`] (the same on any line-delimited
-//! byte stream), through a pre-layer that keeps one connection's calls in arrival order
+//! byte stream), through a pre-layer that keeps one connection's requests in arrival order
 //! (GB-10.1-3) and answers every request rmcp would drop or misanswer; with the `http` feature `serve_http` /
 //! `serve_http_on` / `serve_http_on_with` (streamable HTTP at `/mcp`, loopback only unless
 //! `HttpOptions::allow_non_loopback`) and `http_router` to mount it in an app's own axum

@@ -1,20 +1,32 @@
-//! Per-connection call order: `tools/call` requests of one connection take effect in the order
-//! they arrived (GB-10.1-3), and one cancelled before its turn never runs.
+//! Per-connection request order: the requests of one connection that read or change state
+//! (`tools/call`, `tools/list`, `resources/read`, `resources/list`, `resources/templates/list`,
+//! `resources/subscribe`, `resources/unsubscribe`) take effect in the order they arrived
+//! (GB-10.1-3), and one cancelled before its turn never runs.
 //!
 //! rmcp spawns a task per request, so handlers start in scheduling order, not arrival order.
-//! The stdio pre-layer ([`super::stdio`]) takes a *ticket* for every `tools/call` it forwards,
-//! in the order it reads them; the handler ([`GuiBridgeServer::call_tool`](super::GuiBridgeServer))
-//! claims its ticket by request id and waits until every earlier ticket is gone before it
-//! touches a window.
+//! The stdio pre-layer ([`super::stdio`]) takes a *ticket* for every such request it forwards,
+//! in the order it reads them; the handler (in [`GuiBridgeServer`](super::GuiBridgeServer))
+//! claims its ticket by request id and waits until every earlier ticket's handler has finished
+//! before it reads or touches anything.
 //!
-//! Nothing can wedge the queue:
-//! - a handler that finishes, fails or is cancelled drops its [`Turn`] or leaves the wait, and
-//!   its ticket goes;
-//! - a ticket whose handler never comes (rmcp answered the request itself, e.g. a call before
-//!   the handshake) goes when that answer passes the writer ([`CallOrder::observe_outgoing`]);
-//! - a second call with the id of a call still queued is refused at the door ([`Admit::Duplicate`]),
-//!   so every ticket's id is unique;
-//! - at most [`MAX_QUEUED_CALLS`] tickets per connection; beyond that the call is refused as busy.
+//! A ticket lives until the request's answer has been written (so a second request with the
+//! same id is recognised for as long as the client could confuse the two answers), but it
+//! stops holding later requests back as soon as its handler has finished. Nothing can wedge
+//! the queue:
+//! - a handler that finishes, fails or is cancelled drops its [`Turn`] or leaves the wait:
+//!   its ticket no longer holds anyone back, and goes when its answer passes the writer
+//!   ([`CallOrder::observe_outgoing`]), or at once when no answer will come (the peer
+//!   cancelled the request: rmcp drops the answer of a cancelled request; or its handler
+//!   panicked);
+//! - a ticket whose handler never comes (rmcp answered the request itself, e.g. a request
+//!   with incomplete inline `_meta` before the session started) goes when that answer passes
+//!   the writer;
+//! - a request with the id of one still in flight is refused at the door
+//!   ([`Admit::Duplicate`]): its `-32600` error waits on the original's ticket and is written
+//!   right after the original's answer, so the client reads the answers in the order it sent
+//!   the requests; the ticket keeps a count, not the lines;
+//! - at most [`MAX_QUEUED_CALLS`] tickets per connection; beyond that the request is refused
+//!   as busy.
 
 use rmcp::model::RequestId;
 use std::collections::VecDeque;
@@ -23,35 +35,57 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-/// Most `tools/call` requests of one connection waiting or running at once; the next one is
-/// refused with a busy error until some are answered.
+/// Most ordered requests of one connection waiting, running or not yet answered at once; the
+/// next one is refused with a busy error until some are answered.
 pub(crate) const MAX_QUEUED_CALLS: usize = 256;
 
-/// Whether a call read from the wire got a ticket.
+/// Whether a request read from the wire got a ticket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Admit {
-    /// Queued behind every call read before it.
+    /// Queued behind every ordered request read before it.
     Queued,
-    /// [`MAX_QUEUED_CALLS`] calls are already waiting or running.
+    /// [`MAX_QUEUED_CALLS`] requests are already in flight.
     Busy,
-    /// A call with the same id is still waiting or running.
+    /// A request with the same id is still in flight: this one's error is held until that
+    /// one's answer has been written (the writer gets it from
+    /// [`CallOrder::observe_outgoing`] or [`CallOrder::take_freed`]).
     Duplicate,
+}
+
+/// Where a ticket's request is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Read from the wire; its handler has not arrived yet.
+    Unclaimed,
+    /// Its handler waits for its turn or runs.
+    Claimed,
+    /// Its handler has finished; its answer has not been written yet.
+    Done,
 }
 
 struct Ticket {
     id: RequestId,
-    /// Its handler has arrived and waits or runs.
-    claimed: bool,
-    /// Woken when this ticket may have reached the front.
+    state: State,
+    /// The peer cancelled it (`notifications/cancelled` read): no answer may come.
+    cancelled: bool,
+    /// Requests with this id refused while this one is in flight, whose errors wait for its
+    /// answer.
+    duplicates: usize,
+    /// Woken when this ticket may have reached its turn.
     wake: Arc<Notify>,
 }
 
-/// The call tickets of one connection, in arrival order.
+/// The request tickets of one connection, in arrival order.
 #[derive(Default)]
 pub(crate) struct CallOrder {
     tickets: Mutex<VecDeque<Ticket>>,
-    /// Tickets no handler has claimed yet; the writer looks at answers only while some exist.
-    unclaimed: AtomicUsize,
+    /// Tickets in the queue; the writer looks at answers only while some exist.
+    tracked: AtomicUsize,
+    /// Held duplicate errors whose original will never be answered: `(id, how many)`, for the
+    /// writer.
+    freed: Mutex<Vec<(RequestId, usize)>>,
+    /// Woken when `freed` gets an entry.
+    freed_ready: Notify,
 }
 
 impl std::fmt::Debug for CallOrder {
@@ -60,16 +94,19 @@ impl std::fmt::Debug for CallOrder {
     }
 }
 
-/// The right to run: held by a call's handler while it runs; dropping it lets the next call go.
+/// The right to run: held by a request's handler while it runs; dropping it lets the next
+/// request go.
 #[must_use]
 pub(crate) struct Turn<'a> {
     order: &'a CallOrder,
     id: RequestId,
+    ct: CancellationToken,
 }
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        self.order.release(&self.id);
+        // A handler that panics (or is cancelled) sends no answer: its ticket goes now.
+        self.order.finish(&self.id, self.ct.is_cancelled() || std::thread::panicking());
     }
 }
 
@@ -79,41 +116,47 @@ impl CallOrder {
         self.tickets.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Takes a ticket for the call `id`, read from the wire just now.
+    /// Takes a ticket for the request `id`, read from the wire just now.
     pub(crate) fn admit(&self, id: &RequestId) -> Admit {
         let mut tickets = self.lock();
-        if tickets.iter().any(|t| &t.id == id) {
+        if let Some(original) = tickets.iter_mut().find(|t| &t.id == id) {
+            original.duplicates = original.duplicates.saturating_add(1);
             return Admit::Duplicate;
         }
         if tickets.len() >= MAX_QUEUED_CALLS {
             return Admit::Busy;
         }
-        tickets.push_back(Ticket { id: id.clone(), claimed: false, wake: Arc::new(Notify::new()) });
-        self.unclaimed.fetch_add(1, Ordering::Relaxed);
+        tickets.push_back(Ticket {
+            id: id.clone(),
+            state: State::Unclaimed,
+            cancelled: false,
+            duplicates: 0,
+            wake: Arc::new(Notify::new()),
+        });
+        self.tracked.store(tickets.len(), Ordering::Relaxed);
         Admit::Queued
     }
 
-    /// Waits for the turn of call `id`: until every call that arrived before it has finished or
-    /// was abandoned. `None` when `ct` fired first (the call was cancelled before it started,
-    /// and must not run). A call without a ticket (one that did not come through the pre-layer)
-    /// runs at once.
+    /// Waits for the turn of request `id`: until every ordered request that arrived before it
+    /// has finished or was abandoned. `None` when `ct` fired first (the request was cancelled
+    /// before it started, and must not run). A request without a ticket (one that did not come
+    /// through the pre-layer) runs at once.
     pub(crate) async fn turn(&self, id: &RequestId, ct: &CancellationToken) -> Option<Turn<'_>> {
         let wake = {
             let mut tickets = self.lock();
-            let Some(ticket) = tickets.iter_mut().find(|t| &t.id == id && !t.claimed) else {
-                return (!ct.is_cancelled()).then(|| Turn { order: self, id: id.clone() });
+            let Some(ticket) = tickets.iter_mut().find(|t| &t.id == id && t.state == State::Unclaimed) else {
+                return (!ct.is_cancelled()).then(|| Turn { order: self, id: id.clone(), ct: ct.clone() });
             };
-            ticket.claimed = true;
-            self.unclaimed.fetch_sub(1, Ordering::Relaxed);
+            ticket.state = State::Claimed;
             ticket.wake.clone()
         };
         loop {
             if ct.is_cancelled() {
-                self.release(id);
+                self.finish(id, true);
                 return None;
             }
-            if self.lock().front().is_some_and(|t| &t.id == id) {
-                return Some(Turn { order: self, id: id.clone() });
+            if Self::running(&self.lock()).is_some_and(|t| &t.id == id) {
+                return Some(Turn { order: self, id: id.clone(), ct: ct.clone() });
             }
             tokio::select! {
                 _ = wake.notified() => {}
@@ -122,37 +165,93 @@ impl CallOrder {
         }
     }
 
-    /// Removes the ticket of `id` (if still there) and wakes the call now at the front.
-    fn release(&self, id: &RequestId) {
+    /// The ticket whose turn it is: the first whose handler has not finished.
+    fn running(tickets: &VecDeque<Ticket>) -> Option<&Ticket> {
+        tickets.iter().find(|t| t.state != State::Done)
+    }
+
+    /// The handler of `id` has finished (or given up): the next request may go. Its ticket
+    /// waits for the answer, unless none will come (`cancelled`).
+    fn finish(&self, id: &RequestId, cancelled: bool) {
         let mut tickets = self.lock();
-        if let Some(i) = tickets.iter().position(|t| &t.id == id) {
-            let gone = tickets.remove(i).expect("position is in range");
-            if !gone.claimed {
-                self.unclaimed.fetch_sub(1, Ordering::Relaxed);
+        if let Some(i) = tickets.iter().position(|t| &t.id == id && t.state != State::Unclaimed) {
+            if cancelled || tickets[i].cancelled {
+                if let Some(gone) = self.remove(&mut tickets, i)
+                    && gone.duplicates > 0
+                {
+                    self.free(gone.id, gone.duplicates);
+                }
+            } else {
+                tickets[i].state = State::Done;
             }
         }
-        if let Some(front) = tickets.front() {
-            // A stored permit: the front call wakes even if it is not waiting yet.
-            front.wake.notify_one();
+        Self::wake_running(&tickets);
+    }
+
+    fn wake_running(tickets: &VecDeque<Ticket>) {
+        if let Some(next) = Self::running(tickets) {
+            // A stored permit: the next request wakes even if it is not waiting yet.
+            next.wake.notify_one();
         }
     }
 
-    /// Looks at one line the server writes: an answer to a call whose handler never came
-    /// (rmcp answered the request itself) releases that call's ticket. Costs nothing while
-    /// every ticket is claimed; otherwise reads only the `id` that rmcp writes second in every
-    /// answer (`{"jsonrpc":"2.0","id":…`).
-    pub(crate) fn observe_outgoing(&self, line: &[u8]) {
-        if self.unclaimed.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        let Some(id) = answer_id(line) else { return };
-        let unclaimed = self.lock().iter().any(|t| t.id == id && !t.claimed);
-        if unclaimed {
-            self.release(&id);
+    /// Removes ticket `i`; the caller passes on the duplicates held on it.
+    fn remove(&self, tickets: &mut VecDeque<Ticket>, i: usize) -> Option<Ticket> {
+        let gone = tickets.remove(i)?;
+        self.tracked.store(tickets.len(), Ordering::Relaxed);
+        Some(gone)
+    }
+
+    /// The peer cancelled request `id` (the pre-layer read its `notifications/cancelled`):
+    /// rmcp will drop its answer, so its ticket goes as soon as its handler has finished.
+    pub(crate) fn peer_cancelled(&self, id: &RequestId) {
+        let mut tickets = self.lock();
+        let Some(i) = tickets.iter().position(|t| &t.id == id) else { return };
+        tickets[i].cancelled = true;
+        if tickets[i].state == State::Done {
+            if let Some(gone) = self.remove(&mut tickets, i)
+                && gone.duplicates > 0
+            {
+                self.free(gone.id, gone.duplicates);
+            }
+            Self::wake_running(&tickets);
         }
     }
 
-    /// Tickets waiting or running (for tests and the debug output).
+    fn free(&self, id: RequestId, duplicates: usize) {
+        self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((id, duplicates));
+        self.freed_ready.notify_one();
+    }
+
+    /// Held duplicate errors whose original will never be answered: `(id, how many)`.
+    pub(crate) fn take_freed(&self) -> Vec<(RequestId, usize)> {
+        std::mem::take(&mut *self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// Resolves when [`take_freed`](Self::take_freed) may have something.
+    pub(crate) async fn freed_ready(&self) {
+        self.freed_ready.notified().await
+    }
+
+    /// Looks at one line the server writes: the answer to a request with a ticket removes the
+    /// ticket (its handler finished, or never came because rmcp answered the request itself),
+    /// and returns how many duplicate errors were held for it, to be written right after it.
+    /// Costs nothing while no ticket exists; otherwise reads only the `id` that rmcp writes
+    /// second in every answer (`{"jsonrpc":"2.0","id":…`).
+    pub(crate) fn observe_outgoing(&self, line: &[u8]) -> Option<(RequestId, usize)> {
+        if self.tracked.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let id = answer_id(line)?;
+        let mut tickets = self.lock();
+        // A claimed ticket's handler still waits or runs: this answer is not its own.
+        let i = tickets.iter().position(|t| t.id == id && t.state != State::Claimed)?;
+        let gone = self.remove(&mut tickets, i)?;
+        Self::wake_running(&tickets);
+        (gone.duplicates > 0).then_some((gone.id, gone.duplicates))
+    }
+
+    /// Tickets in flight (for tests and the debug output).
     #[cfg(test)]
     fn len(&self) -> usize {
         self.lock().len()
@@ -201,6 +300,11 @@ mod tests {
             t.await.unwrap();
         }
         assert_eq!(*ran.lock().unwrap(), vec![1, 2, 3, 4, 5]);
+        // Each ticket goes when its answer is written.
+        assert_eq!(order.len(), 5);
+        for n in 1..=5 {
+            order.observe_outgoing(format!(r#"{{"jsonrpc":"2.0","id":{n},"result":{{}}}}"#).as_bytes());
+        }
         assert_eq!(order.len(), 0);
     }
 
@@ -227,7 +331,8 @@ mod tests {
         assert!(!second.await.unwrap(), "the cancelled call must not run");
         drop(first);
         assert!(third.await.unwrap());
-        assert_eq!(order.len(), 0);
+        // The cancelled call's ticket is gone (no answer comes); the others await theirs.
+        assert_eq!(order.len(), 2);
     }
 
     // A ticket whose handler never comes goes when rmcp's own answer to it is written.
@@ -247,7 +352,61 @@ mod tests {
         assert!(!waiter.is_finished());
         order.observe_outgoing(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"x"}}"#);
         assert!(waiter.await.unwrap());
+        assert_eq!(order.len(), 1);
+        order.observe_outgoing(br#"{"jsonrpc":"2.0","id":"b","result":{}}"#);
         assert_eq!(order.len(), 0);
+    }
+
+    // A request with the id of one in flight waits for the original's answer: its error is
+    // handed to the writer right after that answer, never before.
+    #[tokio::test]
+    async fn a_duplicates_error_waits_for_the_originals_answer() {
+        let order = CallOrder::default();
+        assert_eq!(order.admit(&id(1)), Admit::Queued);
+        assert_eq!(order.admit(&id(1)), Admit::Duplicate);
+        assert_eq!(order.admit(&id(1)), Admit::Duplicate);
+        let ct = CancellationToken::new();
+        drop(order.turn(&id(1), &ct).await.expect("front"));
+        // The handler finished; the answer is not written yet: still a duplicate.
+        assert_eq!(order.admit(&id(1)), Admit::Duplicate);
+        assert_eq!(order.observe_outgoing(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), Some((id(1), 3)));
+        assert_eq!(order.len(), 0);
+        assert!(order.take_freed().is_empty());
+        assert_eq!(order.admit(&id(1)), Admit::Queued, "answered: the id is free again");
+    }
+
+    // A finished request whose answer is pending holds no one back.
+    #[tokio::test]
+    async fn a_finished_request_does_not_hold_the_next_back() {
+        let order = CallOrder::default();
+        order.admit(&id(1));
+        order.admit(&id(2));
+        let ct = CancellationToken::new();
+        drop(order.turn(&id(1), &ct).await.expect("front"));
+        assert!(order.turn(&id(2), &ct).await.is_some(), "the next request runs before the first's answer");
+    }
+
+    // A request the peer cancels gets no answer from rmcp: its ticket goes when its handler
+    // has finished, and the duplicates held on it are freed for the writer.
+    #[tokio::test]
+    async fn a_cancelled_request_frees_its_duplicates() {
+        let order = CallOrder::default();
+        order.admit(&id(1));
+        assert_eq!(order.admit(&id(1)), Admit::Duplicate);
+        let ct = CancellationToken::new();
+        let turn = order.turn(&id(1), &ct).await.expect("front");
+        order.peer_cancelled(&id(1));
+        assert_eq!(order.len(), 1, "still running");
+        drop(turn);
+        assert_eq!(order.len(), 0);
+        assert_eq!(order.take_freed(), vec![(id(1), 1)]);
+        // Cancelled after its handler finished: freed at once.
+        order.admit(&id(2));
+        order.admit(&id(2));
+        drop(order.turn(&id(2), &ct).await.expect("front"));
+        order.peer_cancelled(&id(2));
+        assert_eq!(order.len(), 0);
+        assert_eq!(order.take_freed(), vec![(id(2), 1)]);
     }
 
     // A hostile peer cannot wedge or flood the queue: duplicate ids and calls beyond the cap are

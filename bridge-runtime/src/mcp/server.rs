@@ -6,7 +6,7 @@ use super::apps::{self, AppViews};
 use super::companion::CompanionTools;
 use super::mapping::{list_resources, read_windows, to_call_tool_result, to_mcp_tool};
 use super::notify::{Connection, Revs};
-use super::order::CallOrder;
+use super::order::{CallOrder, Turn};
 #[cfg(feature = "companion")]
 use crate::catalog::claims_companion;
 use crate::gui::{Bridge, Published};
@@ -80,11 +80,25 @@ impl GuiBridgeServer {
         &self.bridge
     }
 
-    /// Runs this connection's calls in the order of the tickets its transport takes in
+    /// Runs this connection's requests in the order of the tickets its transport takes in
     /// `order` (the stdio pre-layer).
     pub(crate) fn with_call_order(mut self, order: Arc<CallOrder>) -> Self {
         self.order = Some(order);
         self
+    }
+
+    /// Waits for this request's turn: requests of one connection that read or change state
+    /// take effect in arrival order (GB-10.1-3); one cancelled before its turn never runs
+    /// (rmcp drops the answer of a cancelled request). `None` where the transport takes no
+    /// tickets.
+    async fn turn(&self, context: &RequestContext<RoleServer>) -> Result<Option<Turn<'_>>, ErrorData> {
+        match &self.order {
+            Some(order) => match order.turn(&context.id, &context.ct).await {
+                Some(turn) => Ok(Some(turn)),
+                None => Err(ErrorData::invalid_request("Request cancelled before it started", None)),
+            },
+            None => Ok(None),
+        }
     }
 
     fn now(&self) -> Revs {
@@ -179,8 +193,9 @@ impl ServerHandler for GuiBridgeServer {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let _turn = self.turn(&context).await?;
         let mut result = ListResourceTemplatesResult::with_all_items(Vec::new());
         result.meta = Some(apps::server_info_meta(self.bridge.identity()));
         Ok(result)
@@ -190,8 +205,9 @@ impl ServerHandler for GuiBridgeServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        let _turn = self.turn(&context).await?;
         let mut result = list_resources();
         result.meta = Some(apps::server_info_meta(self.bridge.identity()));
         Ok(result)
@@ -208,6 +224,7 @@ impl ServerHandler for GuiBridgeServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let _turn = self.turn(&context).await?;
         let mut meta = apps::server_info_meta(self.bridge.identity());
         let mut result = if request.uri == WINDOWS_URI {
             let published = self.bridge.published();
@@ -246,6 +263,7 @@ impl ServerHandler for GuiBridgeServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let _turn = self.turn(&context).await?;
         if request.uri != WINDOWS_URI {
             return Err(ErrorData::invalid_params(
                 format!("Cannot subscribe to '{}': the only resource is {WINDOWS_URI}", clip(&request.uri)),
@@ -265,8 +283,9 @@ impl ServerHandler for GuiBridgeServer {
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let _turn = self.turn(&context).await?;
         if request.uri != WINDOWS_URI {
             return Err(ErrorData::invalid_params(
                 format!("Not subscribed to '{}': the only resource is {WINDOWS_URI}", clip(&request.uri)),
@@ -331,6 +350,7 @@ impl ServerHandler for GuiBridgeServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let _turn = self.turn(&context).await?;
         let views = apps::client_supports_ui(&context).then(|| self.views.current(&self.bridge));
         #[allow(unused_mut)] // without the `companion` feature nothing is added
         let mut tools: Vec<Tool> = self
@@ -379,13 +399,7 @@ impl ServerHandler for GuiBridgeServer {
     ) -> Result<CallToolResponse, ErrorData> {
         // Calls of one connection take effect in arrival order (GB-10.1-3); one cancelled
         // before its turn never runs (rmcp drops the answer of a cancelled request).
-        let _turn = match &self.order {
-            Some(order) => match order.turn(&context.id, &context.ct).await {
-                Some(turn) => Some(turn),
-                None => return Err(ErrorData::invalid_request("Request cancelled before it started", None)),
-            },
-            None => None,
-        };
+        let _turn = self.turn(&context).await?;
         let args = request.arguments.unwrap_or_default();
         let mut meta = apps::server_info_meta(self.bridge.identity());
         let listed = Published::listed(&self.bridge.published(), &request.name);

@@ -1,16 +1,23 @@
 //! The stdio pre-layer: owns the client's byte stream, answers what rmcp would drop or
-//! misanswer, keeps one connection's calls in arrival order, and hands every valid message to
-//! rmcp byte for byte.
+//! misanswer, keeps one connection's requests in arrival order, enforces MCP's lifecycle, and
+//! hands every valid message to rmcp byte for byte.
 //!
 //! ```text
 //! client ──► read loop ──(classify)──► in-process pipe ──► rmcp ──► pipe ──► write loop ──► client
-//!               │  tickets: CallOrder ◄──── call_tool waits its turn       ▲
+//!               │  tickets: CallOrder ◄──── handlers wait their turn       ▲
 //!               └──── the pre-layer's own answers (whole lines) ───────────┘
 //! ```
 //!
-//! - **Order** (GB-10.1-3): every `tools/call` forwarded takes a ticket as its line is read
-//!   ([`CallOrder`]); the handler runs only when every call read before it is done, and not at
-//!   all if it was cancelled (`notifications/cancelled`) before its turn.
+//! - **Order** (GB-10.1-3): every request that reads or changes state (all but `ping`, the
+//!   lifecycle's `initialize` and `server/discover`, and the long-lived
+//!   `subscriptions/listen`) takes a ticket as its line is read ([`CallOrder`]); its handler
+//!   runs only when every such request read before it is done, and not at all if it was
+//!   cancelled (`notifications/cancelled`) before its turn. A request reusing the id of one in
+//!   flight gets `-32600` right after that one's answer.
+//! - **Lifecycle**: before the session starts only `ping` and `server/discover` are served;
+//!   a second `initialize` is refused (see `admit`).
+//! - **End of stream**: a last line without its newline is still a line (answered, then the
+//!   session ends as at any end of stdin).
 //! - **Honest answers**: [`classify`] decides, with rmcp's types, what rmcp would get wrong:
 //!   `-32602` for params of the wrong JSON type, `-32600` with the request's id (or `null`),
 //!   `-32700` for input that is not JSON, `validation_failed` for a `tools/call` nested deeper
@@ -23,7 +30,8 @@
 //!   id (parse errors, invalid requests without an id, over-long lines without one) are
 //!   therefore rationed here: at most one per [`STORM_INTERVAL`], none after
 //!   [`STORM_LIMIT`] such lines in a row until a valid message arrives, and never an answer to
-//!   a line shaped as a response or error (which is what an echo of our answer looks like).
+//!   a line shaped as a response or error, whole or cut short (which is what an echo of our
+//!   answer looks like).
 //!   Requests with a usable id are always answered: the client waits for them.
 //!
 //! Answers from the pre-layer and from rmcp leave through one writer task, whole line by whole
@@ -31,7 +39,9 @@
 
 use super::GuiBridgeServer;
 use super::apps;
-use super::inbound::{Inbound, MAX_LINE_BYTES, OVERSIZED_PREFIX_BYTES, classify, classify_oversized};
+use super::inbound::{
+    Inbound, InlineMeta, MAX_LINE_BYTES, Message, OVERSIZED_PREFIX_BYTES, classify, classify_oversized,
+};
 use super::mapping::to_call_tool_result;
 use super::order::{Admit, CallOrder, MAX_QUEUED_CALLS};
 use super::transport::ServeError;
@@ -57,7 +67,7 @@ const PIPE_BYTES: usize = 64 * 1024;
 
 /// Serves one MCP client on a line-delimited byte stream (`reader` from the client, `writer`
 /// to it) with the stdio transport's rules ([`serve_stdio`](super::serve_stdio) on this
-/// process's stdin/stdout): calls in arrival order, every request answered, a storm guard on
+/// process's stdin/stdout): requests in arrival order, every request answered, a storm guard on
 /// answers without an id. Returns when the client closes `reader` or the session ends.
 pub async fn serve_stdio_on<R, W>(server: impl Into<GuiBridgeServer>, reader: R, writer: W) -> Result<(), ServeError>
 where
@@ -113,7 +123,8 @@ impl StormGuard {
 
 /// One line read in bounded memory.
 enum LineRead {
-    /// A whole line (its `\n` included) is in the buffer.
+    /// A whole line is in the buffer: its `\n` included, unless it is the last one before the
+    /// end of the stream.
     Line,
     /// The line was longer than the cap; the buffer holds its first bytes, the rest was skipped.
     Oversized,
@@ -128,8 +139,15 @@ async fn read_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>, line: &mut V
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            // A trailing fragment without its newline is no message (rmcp drops it too).
-            return Ok(if oversized { LineRead::Oversized } else { LineRead::Eof });
+            // A last line the client did not end with a newline before closing the stream is
+            // still a line (rmcp drops it; the client waits for its answer).
+            return Ok(if oversized {
+                LineRead::Oversized
+            } else if line.is_empty() {
+                LineRead::Eof
+            } else {
+                LineRead::Line
+            });
         }
         let newline = available.iter().position(|b| *b == b'\n');
         let take = newline.map_or(available.len(), |i| i + 1);
@@ -161,12 +179,12 @@ async fn read_loop<R: AsyncRead + Unpin>(
     let mut reader = BufReader::with_capacity(PIPE_BYTES, reader);
     let mut line = Vec::new();
     let mut guard = StormGuard::default();
-    let mut started = false;
+    let mut lifecycle = Lifecycle::default();
     loop {
         let inbound = match read_line(&mut reader, &mut line).await {
             Ok(LineRead::Line) => classify(line.strip_suffix(b"\n").unwrap_or(&line)),
             Ok(LineRead::Oversized) => {
-                tracing::warn!(max = MAX_LINE_BYTES, "incoming message longer than the maximum, skipped");
+                tracing::debug!(max = MAX_LINE_BYTES, "incoming message longer than the maximum, skipped");
                 classify_oversized(&line)
             }
             Ok(LineRead::Eof) => break,
@@ -177,30 +195,21 @@ async fn read_loop<R: AsyncRead + Unpin>(
         };
         let answer = match inbound {
             Inbound::Blank | Inbound::Silent => continue,
-            Inbound::Forward { call } => {
+            Inbound::Forward(message) => {
                 guard.valid();
-                if !started {
-                    match opening(&line) {
-                        Opening::Starts => started = true,
-                        Opening::Request => {}
-                        Opening::Fatal => {
-                            tracing::debug!("a notification or response before the session started, dropped");
-                            continue;
+                match admit(&message, &mut lifecycle, &order) {
+                    Ok(()) => {
+                        if !line.ends_with(b"\n") {
+                            // The last line, unterminated: rmcp reads whole lines only.
+                            line.push(b'\n');
                         }
-                    }
-                }
-                match call.map(|id| (order.admit(&id), id)) {
-                    Some((Admit::Busy, id)) => error_line(Some(&id), &busy()),
-                    Some((Admit::Duplicate, id)) => error_line(
-                        Some(&id),
-                        &ErrorData::invalid_request("Invalid Request: a call with this id is still in progress", None),
-                    ),
-                    _ => {
                         if to_rmcp.write_all(&line).await.is_err() {
                             break;
                         }
                         continue;
                     }
+                    Err(Refusal::Drop) => continue,
+                    Err(Refusal::Answer(answer)) => answer,
                 }
             }
             Inbound::Reply { id, error } => error_line(Some(&id), &error),
@@ -223,37 +232,93 @@ async fn read_loop<R: AsyncRead + Unpin>(
     }
 }
 
-/// What a valid message does before the session has started. rmcp's handshake ends the
-/// session on any notification or response that comes before its lifecycle starts (an
-/// `initialize` request, or in the 2026-07-28 era a request with complete inline `_meta`), so
-/// one stray line (a host cancelling its own `initialize`, echoing what it reads) would stop
-/// the app: the pre-layer drops those lines until then, as it never answers them anyway.
-enum Opening {
-    /// Starts rmcp's lifecycle: forwarded, and from here on every message is.
-    Starts,
-    /// A request rmcp answers without starting (`ping`, discovery, incomplete `_meta`).
-    Request,
-    /// A notification or a response: rmcp would end the session on it.
-    Fatal,
+/// Where the connection's MCP lifecycle is.
+#[derive(Debug, Default)]
+struct Lifecycle {
+    /// An `initialize` request, or a request with complete 2026-07-28 inline `_meta`, has been
+    /// forwarded: rmcp's session has started.
+    started: bool,
 }
 
-fn opening(line: &[u8]) -> Opening {
-    use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion};
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-    match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
-        Ok(ClientJsonRpcMessage::Request(request)) => match &request.request {
-            ClientRequest::InitializeRequest(_) => Opening::Starts,
-            ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => Opening::Request,
-            other if other.get_meta().missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty() => {
-                Opening::Starts
+/// Why a valid message is not forwarded.
+enum Refusal {
+    /// Dropped without an answer.
+    Drop,
+    /// Answered with this line instead.
+    Answer(Vec<u8>),
+}
+
+/// Applies the lifecycle and the request order to one valid message: `Ok` forwards it to
+/// rmcp.
+///
+/// The lifecycle (MCP 2025-11-25 "Lifecycle"; 2026-07-28 stateless requests):
+/// - before the session starts, `ping` and `server/discover` are answered (by rmcp);
+///   `initialize` or a request with complete inline `_meta` starts it; a request with some of
+///   the 2026-07-28 `_meta` keys but not all is rmcp's to refuse (`-32602` naming the missing
+///   keys); any other request (a 2025-11-25 request before `initialize`) gets `-32600` with
+///   its id, where rmcp would answer `-32602` about `_meta` keys that client never heard of;
+/// - a notification or a response before the session starts is dropped: rmcp's handshake
+///   ends the session on one, so one stray line (a host cancelling its own `initialize`,
+///   echoing what it reads) would stop the app;
+/// - a second `initialize` gets `-32600` with its id: a connection has one lifecycle, and
+///   rmcp would run the handshake again on a live session.
+///
+/// The order: a request that reads or changes state takes a ticket ([`CallOrder::admit`]); a
+/// duplicate id is refused with `-32600` once the original is answered; beyond the cap, busy.
+fn admit(message: &Message, lifecycle: &mut Lifecycle, order: &CallOrder) -> Result<(), Refusal> {
+    match message {
+        Message::Initialize(id) if lifecycle.started => Err(Refusal::Answer(error_line(
+            Some(id),
+            &ErrorData::invalid_request("Invalid Request: this connection is already initialized", None),
+        ))),
+        Message::Initialize(_) => {
+            lifecycle.started = true;
+            Ok(())
+        }
+        Message::Unordered => Ok(()),
+        Message::Notification { .. } | Message::Response if !lifecycle.started => {
+            tracing::debug!("a notification or response before the session started, dropped");
+            Err(Refusal::Drop)
+        }
+        Message::Notification { cancels } => {
+            if let Some(id) = cancels {
+                order.peer_cancelled(id);
             }
-            _ => Opening::Request,
-        },
-        // `classify` forwards only what this type reads.
-        _ => Opening::Fatal,
+            Ok(())
+        }
+        Message::Response => Ok(()),
+        Message::Request { id, ordered, meta } => {
+            if !lifecycle.started {
+                match meta {
+                    InlineMeta::Complete => lifecycle.started = true,
+                    InlineMeta::Incomplete => {}
+                    InlineMeta::Absent => {
+                        return Err(Refusal::Answer(error_line(
+                            Some(id),
+                            &ErrorData::invalid_request(
+                                "Invalid Request: send initialize first; only ping may come before it",
+                                None,
+                            ),
+                        )));
+                    }
+                }
+            }
+            if !ordered {
+                return Ok(());
+            }
+            match order.admit(id) {
+                Admit::Queued => Ok(()),
+                Admit::Busy => Err(Refusal::Answer(error_line(Some(id), &busy()))),
+                // Its error is written after the original's answer (see `write_loop`).
+                Admit::Duplicate => Err(Refusal::Drop),
+            }
+        }
     }
+}
+
+/// The error of a request whose id is the id of one still in flight.
+fn duplicate() -> ErrorData {
+    ErrorData::invalid_request("Invalid Request: a request with this id is still in progress", None)
 }
 
 fn busy() -> ErrorData {
@@ -281,8 +346,39 @@ fn line(value: Value) -> Vec<u8> {
     bytes
 }
 
+/// Logs an error answer of rmcp's at `DEBUG` (rmcp's own `WARN` for it is dropped by
+/// [`loggable`](super::loggable)): a peer's mistakes never log louder.
+fn log_error_answer(line: &[u8]) {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        id: Option<RequestId>,
+        error: Option<Code>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i32,
+    }
+    if let Ok(Answer { id, error: Some(Code { code }) }) = serde_json::from_slice::<Answer>(line) {
+        tracing::debug!(?id, code, "request answered with a JSON-RPC error");
+    }
+}
+
+/// Writes the errors of `duplicates` requests that reused `id`.
+async fn write_duplicates<W: AsyncWrite + Unpin>(
+    out: &mut W,
+    id: &RequestId,
+    duplicates: usize,
+) -> std::io::Result<()> {
+    let answer = error_line(Some(id), &duplicate());
+    for _ in 0..duplicates {
+        out.write_all(&answer).await?;
+    }
+    Ok(())
+}
+
 /// Writes rmcp's lines and the pre-layer's answers to the client, whole lines only; rmcp's
-/// answers also release the tickets of calls rmcp answered without a handler.
+/// answers also remove their requests' tickets, and are followed by the errors of the
+/// duplicates held for them, so the client reads the original's answer first.
 async fn write_loop<W: AsyncWrite + Unpin>(
     writer: W,
     from_rmcp: tokio::io::DuplexStream,
@@ -311,9 +407,21 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                         buf.clear();
                     }
                 } else {
-                    order.observe_outgoing(&buf);
+                    let held = order.observe_outgoing(&buf);
+                    if tracing::enabled!(tracing::Level::DEBUG) {
+                        log_error_answer(&buf);
+                    }
                     out.write_all(&buf).await?;
                     buf.clear();
+                    if let Some((id, duplicates)) = held {
+                        write_duplicates(&mut out, &id, duplicates).await?;
+                    }
+                }
+            }
+            // Duplicates of a request that will never be answered (the peer cancelled it).
+            _ = order.freed_ready() => {
+                for (id, duplicates) in order.take_freed() {
+                    write_duplicates(&mut out, &id, duplicates).await?;
                 }
             }
         }

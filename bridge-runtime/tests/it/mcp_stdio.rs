@@ -201,19 +201,21 @@ async fn a_call_rmcp_answers_itself_does_not_wedge_the_queue() {
     assert_eq!(client.marks(3).await, "marks: [y]");
 }
 
-// A second call with the id of a call still in progress is refused with -32600 and that id;
-// the queue goes on.
+// A second call with the id of a call still in progress is refused with -32600 and that id,
+// written after the original's answer (never before it); the queue goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicate_id_is_refused_not_queued() {
     let mut client = Client::start();
     client.handshake().await;
     client.write(&[call(1, "g__hold", json!({})), call(1, "g__mark", json!({"mark": "dup"}))]).await;
+    client.gate.store(true, Ordering::SeqCst);
+    // The original's result first, then the duplicate's error: the client can tell them apart.
+    let answer = client.answer().await;
+    assert_eq!(answer["id"], json!(1));
+    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
     let answer = client.answer().await;
     assert_eq!(answer["id"], json!(1));
     assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
-    client.gate.store(true, Ordering::SeqCst);
-    let answer = client.answer().await;
-    assert_eq!(answer["result"]["isError"], json!(false), "{answer}");
     client.write(&[call(2, "g__mark", json!({"mark": "z"}))]).await;
     assert_eq!(client.answer().await["id"], json!(2));
     assert_eq!(client.marks(3).await, "marks: [z]");

@@ -25,6 +25,7 @@ mod model;
 use bridge_runtime::gui::GuiOwner;
 use clap::Parser;
 use eframe::egui;
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -69,7 +70,7 @@ fn main() {
     // rmcp's debug and trace events print whole messages, tool arguments and secrets included:
     // `mcp::loggable` keeps them out whatever RUST_LOG says.
     tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()))
         .with(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
         .init();
