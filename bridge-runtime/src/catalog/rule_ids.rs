@@ -1,11 +1,30 @@
 //! Requirement IDs out of text a model reads.
 //!
 //! The Rust docs of the wire types cite the spec rules they implement (`(GB-7.4-8)`,
-//! `(CP-3-17; see OQ-CP-6)`); to a model such a citation is noise that costs tokens. Every
-//! schema description and title the pipeline emits, and every tool description, goes through
-//! [`strip_rule_ids`]; the Rust docs keep their citations.
+//! `(CP-3-17; see OQ-CP-6)`); to a model such a citation is noise that costs tokens. The schemas
+//! of every MCP tool ([`strip_schema`]: a window or app action's, when its spec is finished; a
+//! `companion__…` tool's) and every tool description go through [`strip_rule_ids`]; the Rust
+//! docs keep their citations, and so do the companion protocol's own surfaces (`rpc.discover`,
+//! capability descriptors), which programs read.
 
+use serde_json::{Map, Value};
 use std::borrow::Cow;
+
+/// [`strip_rule_ids`] on every `description` and `title` of `schema` and its subschemas.
+pub(crate) fn strip_schema(schema: &mut Map<String, Value>) {
+    for key in ["description", "title"] {
+        if let Some(Value::String(text)) = schema.get_mut(key)
+            && let Cow::Owned(stripped) = strip_rule_ids(text)
+        {
+            *text = stripped;
+        }
+    }
+    super::schema::for_each_subschema(schema, &mut |child| {
+        if let Value::Object(c) = child {
+            strip_schema(c);
+        }
+    });
+}
 
 /// The spec documents whose rule IDs are stripped.
 const PREFIXES: [&str; 4] = ["GB", "CP", "MA", "OQ"];

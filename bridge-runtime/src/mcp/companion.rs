@@ -6,6 +6,7 @@
 //! the same [`Engine`] as socket clients: same validation, scopes, queue and lifecycle (CP-1-6).
 
 use super::mapping::structured_result;
+use crate::catalog::rule_ids::strip_schema;
 use crate::catalog::schema::{Definitions, lean_output, output_schema_for};
 use crate::catalog::{ActionHints, CapabilitySpec, Catalog, ToolName};
 use crate::companion::protocol::method;
@@ -219,8 +220,12 @@ fn tool_output_schema(cap: &CapabilitySpec, catalog: &Catalog) -> Map<String, Va
 }
 
 fn to_tool(name: &str, cap: &CapabilitySpec, catalog: &Catalog) -> Tool {
-    let input = tool_input_schema(cap);
-    let output = tool_output_schema(cap, catalog);
+    // Rule IDs cited by the capability's and the snapshot's doc comments stay in the companion
+    // protocol's own surfaces, out of what a model reads.
+    let mut input = tool_input_schema(cap);
+    strip_schema(&mut input);
+    let mut output = tool_output_schema(cap, catalog);
+    strip_schema(&mut output);
     let title = format!("{} · desktop companion", cap.id());
     // Shows something to the user and may wait for their answer: not read-only, not
     // destructive, not idempotent without a key, and it reaches a human (open world).

@@ -52,6 +52,7 @@ pub use limits::{
 pub fn validator(schema: &Value) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
     jsonschema::options().with_draft(jsonschema::Draft::Draft202012).should_validate_formats(true).build(schema)
 }
+pub(crate) use normalize::for_each_subschema;
 pub use normalize::{STANDARD_FORMATS, normalize};
 
 use schemars::generate::SchemaSettings;

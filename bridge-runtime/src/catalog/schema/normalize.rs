@@ -293,13 +293,6 @@ fn rewrite(v: &mut Value, contract: Contract, null: Null) {
         return rewrite(v, contract, Null::AsIs);
     }
     m.remove("$schema");
-    for key in ["description", "title"] {
-        if let Some(Value::String(text)) = m.get_mut(key)
-            && let std::borrow::Cow::Owned(stripped) = crate::catalog::rule_ids::strip_rule_ids(text)
-        {
-            *text = stripped;
-        }
-    }
     if let Some(c) = m.remove("const") {
         m.insert("enum".into(), json!([c]));
     }
