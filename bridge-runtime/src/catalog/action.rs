@@ -3,9 +3,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::{Arc, OnceLock};
 
-/// The four MCP tool annotation hints (GB-5.6-1). Always emitted explicitly, because MCP's
-/// defaults for absent hints (`destructiveHint: true`, `openWorldHint: true`) would be wrong
-/// for most GUI actions.
+/// The four MCP tool annotation hints (GB-5.6-1). A tool that is not read-only states all four
+/// explicitly, because MCP's defaults for absent hints (`destructiveHint: true`,
+/// `openWorldHint: true`) would be wrong for most GUI actions and hosts read a missing
+/// `destructiveHint` as `false`; a read-only tool states `readOnlyHint` and `openWorldHint`
+/// (MCP defines the other two only when `readOnlyHint` is false).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionHints {

@@ -30,7 +30,8 @@
 //! - **Integer bounds** beyond ±(2^53−1) (`Number.MAX_SAFE_INTEGER`, the largest integer every
 //!   JSON client reads exactly) are **clamped** to it in input schemas, so what is declared is
 //!   exactly what validation accepts, and **dropped** in output schemas, so a large value the
-//!   app writes is never rejected by a client.
+//!   app writes is never rejected by a client. Of an inclusive and an exclusive bound on the
+//!   same side only the tighter stays.
 //!
 //! Input schemas describe what `Deserialize` accepts, output schemas what `Serialize` writes
 //! ([`Contract`]; schemars' `for_deserialize`/`for_serialize`, as rmcp does). Incoming arguments
