@@ -362,8 +362,7 @@ fn table_row_derive() {
 fn window_action_specs() {
     let expected_version = json!({
         "type": "integer",
-        "description": "The window's `version` (from app://windows) this call is based on. \
-                        If the window has changed since, the call is rejected with stale_state."
+        "description": "The window version this call is based on"
     });
     // The ToolResult envelope itself is the schema pipeline's (its unit tests pin it down); here
     // only the `result` inside it comes from the annotated method.

@@ -633,3 +633,158 @@ async fn a_truncated_response_gets_no_answer() {
     peer.write(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"contents\":[{\"uri\":\"app://win\n").await;
     peer.ping(1).await;
 }
+
+/// A requirement ID (`GB-7.4-8`, `OQ-GB-18`, …) in text a model reads: `\b(GB|CP|MA|OQ)-[0-9]`.
+fn rule_ids(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    (0..b.len().saturating_sub(3))
+        .filter(|&i| {
+            ["GB-", "CP-", "MA-", "OQ-"].iter().any(|p| b[i..].starts_with(p.as_bytes()))
+                && b[i + 3].is_ascii_digit()
+                && (i == 0 || !word(b[i - 1]))
+        })
+        .map(|i| String::from_utf8_lossy(&b[i..(i + 12).min(b.len())]).into_owned())
+        .collect()
+}
+
+// No rule IDs in anything a model reads: the instructions, every `tools/list`, every
+// `app://windows` read, every result and every error message of the Appendix A session (the
+// order_editor demo's steps: a validation failure, a stale write, a modal, a blocked call, a
+// gone window, an unknown action, paging, app-level tools and an app-level modal), and the
+// schema zoo's tool list (companion tool included) and instructions.
+#[tokio::test]
+async fn no_rule_ids_in_what_a_model_reads() {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut read = |what: String, v: &Value| seen.push((what, v.to_string()));
+
+    for example in ["order_editor", "schema_zoo"] {
+        let mut peer = Peer::spawn(example);
+        peer.send(&json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "agent", "version": "0"}}}))
+            .await;
+        let init = peer.answer(&json!("init")).await;
+        assert!(init["result"]["instructions"].as_str().is_some_and(|i| i.len() > 1000), "{init}");
+        read(format!("{example} instructions"), &init["result"]["instructions"]);
+        peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        peer.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+        let tools = peer.answer(&json!(1)).await;
+        assert!(!tools["result"]["tools"].as_array().unwrap().is_empty(), "{tools}");
+        read(format!("{example} tools/list"), &tools["result"]);
+        read(format!("{example} app://windows"), &peer.windows(2).await);
+        if example == "schema_zoo" {
+            continue;
+        }
+
+        let mut session: Vec<(String, [Value; 3])> = Vec::new();
+        let mut id = 10;
+        let mut play = async |peer: &mut Peer, tool: &str, args: Value| -> Value {
+            let parts = after_call(peer, &mut id, tool, args).await;
+            let result = parts[0].clone();
+            session.push((tool.to_owned(), parts));
+            result
+        };
+        let codes = |r: &Value| r["structuredContent"]["code"].as_str().unwrap_or("ok").to_owned();
+        let r = play(&mut peer, "w-A__submit", json!({})).await;
+        assert_eq!(codes(&r), "validation_failed");
+        let v = peer.windows(3).await["windows"][0]["version"].as_i64().unwrap();
+        let args = json!({"field": "Recipient", "value": "Ada", "expectedVersion": v});
+        assert_eq!(codes(&play(&mut peer, "w-A__edit_field", args).await), "ok");
+        let stale = json!({"field": "amount", "value": "$250.00", "expectedVersion": v});
+        assert_eq!(codes(&play(&mut peer, "w-A__edit_field", stale).await), "stale_state");
+        let r = play(&mut peer, "w-A__submit", json!({"expectedVersion": v + 1})).await;
+        let dialog = r["structuredContent"]["openedWindowIds"][0].as_str().expect("a dialog opened").to_owned();
+        assert_eq!(codes(&play(&mut peer, "w-A__focus", json!({})).await), "blocked_by_modal");
+        assert_eq!(codes(&play(&mut peer, &format!("{dialog}__confirm"), json!({})).await), "ok");
+        assert_eq!(codes(&play(&mut peer, &format!("{dialog}__cancel"), json!({})).await), "window_not_found");
+        assert_eq!(codes(&play(&mut peer, "w-A__no_such_action", json!({})).await), "action_not_available");
+        assert_eq!(codes(&play(&mut peer, "w-C__load_rows", json!({"offset": 9_998, "limit": 2})).await), "ok");
+        let bad_page = json!({"offset": -1, "limit": "ten", "extra": true});
+        assert_eq!(codes(&play(&mut peer, "w-C__load_rows", bad_page).await), "validation_failed");
+        assert_eq!(codes(&play(&mut peer, "app__new_report", json!({})).await), "ok");
+        let r = play(&mut peer, "app__lock", json!({})).await;
+        let lock = r["structuredContent"]["openedWindowIds"][0].as_str().expect("the lock opened").to_owned();
+        assert_eq!(codes(&play(&mut peer, "w-C__focus", json!({})).await), "blocked_by_modal");
+        assert_eq!(codes(&play(&mut peer, &format!("{lock}__unlock"), json!({})).await), "ok");
+        for (tool, parts) in session {
+            read(format!("{tool}: result"), &parts[0]);
+            read(format!("{tool}: app://windows after"), &parts[1]);
+            read(format!("{tool}: tools/list after"), &parts[2]);
+        }
+    }
+    let found: Vec<String> = seen
+        .iter()
+        .flat_map(|(what, text)| rule_ids(text).into_iter().map(move |id| format!("{what}: {id}…")))
+        .collect();
+    assert!(found.is_empty(), "rule IDs in text a model reads:\n{}", found.join("\n"));
+    assert!(seen.len() > 40, "the session was played");
+}
+
+/// Calls `tool`, then reads `app://windows` and `tools/list` as an agent does after every call
+/// (GB-6-6, GB-8.3-3): the call's `result`, the snapshot, the tool list.
+async fn after_call(peer: &mut Peer, id: &mut i64, tool: &str, args: Value) -> [Value; 3] {
+    *id += 1;
+    let answer = peer.call(*id, tool, args).await;
+    assert!(answer["result"]["content"][0]["text"].is_string(), "{tool}: {answer}");
+    *id += 1;
+    let windows = peer.windows(*id).await;
+    *id += 1;
+    peer.send(&json!({"jsonrpc": "2.0", "id": *id, "method": "tools/list"})).await;
+    let tools = peer.answer(&json!(*id)).await;
+    [answer["result"].clone(), windows, tools["result"].clone()]
+}
+
+/// What a host that hands the model only `content` has of a result: the first line, and the
+/// JSON object on the lines after it (`{}` when there are none).
+fn content_only(result: &Value) -> (String, Value) {
+    let content = result["content"].as_array().expect("content");
+    assert_eq!(content.len(), 1, "one text item (GB-12.3-3, OQ-GB-20): {result}");
+    let text = content[0]["text"].as_str().expect("a text item");
+    match text.split_once('\n') {
+        Some((line, rest)) => (line.to_owned(), serde_json::from_str(rest).expect("the rest is JSON")),
+        None => (text.to_owned(), json!({})),
+    }
+}
+
+// GB-12.3-3, GB-5.4-9: a client that reads only `content` (as several hosts do) gets the message
+// as the first line and every other key of `structuredContent` as JSON after it: the rows
+// `load_rows` fetched, the dialog a submit opened, an error's code, `currentVersion` and
+// `fields`. A result that holds only a message is that line alone, not the message twice.
+#[tokio::test]
+async fn a_content_only_client_loses_nothing() {
+    let mut peer = Peer::start("order_editor").await;
+    let mut id = 0;
+    let mut check = async |peer: &mut Peer, tool: &str, args: Value| -> (String, Value) {
+        id += 1;
+        let result = peer.call(id, tool, args).await["result"].clone();
+        let (line, rest) = content_only(&result);
+        let mut structured = result["structuredContent"].clone();
+        let message = structured.as_object_mut().unwrap().remove("message");
+        if let Some(message) = message {
+            assert_eq!(message.as_str(), Some(line.as_str()), "{tool}: {result}");
+        }
+        assert_eq!(rest, structured, "{tool}: the text mirror carries every other key: {result}");
+        (line, rest)
+    };
+
+    let (line, rest) = check(&mut peer, "w-C__load_rows", json!({"offset": 9_998, "limit": 2})).await;
+    assert!(!line.is_empty());
+    assert_eq!(rest["result"]["rows"].as_array().map(Vec::len), Some(2), "{rest}");
+    assert_eq!(rest["result"]["total"], 10_000);
+
+    let (_, rest) = check(&mut peer, "w-A__submit", json!({})).await;
+    assert_eq!(rest["code"], "validation_failed");
+    assert_eq!(rest["fields"][0]["field"], "recipient", "{rest}");
+
+    let (line, rest) = check(&mut peer, "w-A__edit_field", json!({"field": "Recipient", "value": "Ada"})).await;
+    assert_eq!(rest, json!({}), "a message alone is one line: {line}");
+
+    let (_, rest) =
+        check(&mut peer, "w-A__edit_field", json!({"field": "amount", "value": "$5", "expectedVersion": -1})).await;
+    assert_eq!(rest["code"], "stale_state");
+    assert!(rest["currentVersion"].is_i64(), "{rest}");
+
+    let (_, rest) = check(&mut peer, "w-A__submit", json!({})).await;
+    let dialog = rest["openedWindowIds"][0].as_str().expect("the dialog's id is in the text");
+    assert!(!dialog.is_empty());
+}

@@ -3,9 +3,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::sync::{Arc, OnceLock};
 
-/// The four MCP tool annotation hints (GB-5.6-1). Always emitted explicitly, because MCP's
-/// defaults for absent hints (`destructiveHint: true`, `openWorldHint: true`) would be wrong
-/// for most GUI actions.
+/// The four MCP tool annotation hints (GB-5.6-1). A tool that is not read-only states all four
+/// explicitly, because MCP's defaults for absent hints (`destructiveHint: true`,
+/// `openWorldHint: true`) would be wrong for most GUI actions and hosts read a missing
+/// `destructiveHint` as `false`; a read-only tool states `readOnlyHint` and `openWorldHint`
+/// (MCP defines the other two only when `readOnlyHint` is false).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionHints {
@@ -106,13 +108,20 @@ impl ActionSpec {
     /// Unknown argument names are rejected (`additionalProperties: false`) so a misspelt
     /// parameter gets a `validation_failed` naming it instead of being ignored; the same holds
     /// for `expectedVersion` on a tool that does not declare it.
+    ///
+    /// Requirement IDs cited in the parameter and result types' doc comments are left out of
+    /// both schemas' descriptions: models read them.
     pub fn finish(mut self, window_level: bool) -> Self {
         let mut s = (*self.input_schema).clone();
         if window_level && !self.hints.read_only {
             schema::add_expected_version(&mut s);
         }
         s.entry("additionalProperties").or_insert(Value::Bool(false));
+        super::rule_ids::strip_schema(&mut s);
         self.input_schema = Arc::new(s);
+        let mut out = (*self.output_schema).clone();
+        super::rule_ids::strip_schema(&mut out);
+        self.output_schema = Arc::new(out);
         self
     }
 

@@ -9,6 +9,7 @@ pub(crate) mod args;
 mod capability;
 pub(crate) mod decode;
 mod describe;
+pub(crate) mod rule_ids;
 pub(crate) mod schema;
 mod tool_name;
 mod view;

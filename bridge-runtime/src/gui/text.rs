@@ -18,12 +18,17 @@ pub(crate) fn tool_title(action: &ActionSpec, window: Option<(&str, &str)>) -> S
     }
 }
 
-/// A tool's description: the action's doc comment (else its humanized name) plus which window
-/// it acts on (GB-5.2-3).
+/// A tool's description: the action's doc comment (else its humanized name), without
+/// requirement IDs, plus which window it acts on, by title (the tool's name holds its id), or
+/// that it is app-level (GB-5.2-3).
 pub(crate) fn tool_description(action: &ActionSpec, window: Option<(&str, &str)>) -> String {
-    let base = if action.description.is_empty() { humanize(&action.name) } else { action.description.clone() };
+    let base = if action.description.is_empty() {
+        humanize(&action.name)
+    } else {
+        crate::catalog::rule_ids::strip_rule_ids(&action.description).into_owned()
+    };
     match window {
-        Some((title, id)) => format!("{base}\n\nActs on the \"{title}\" window (id {id})."),
+        Some((title, _)) => format!("{base}\n\nIn the \"{title}\" window."),
         None => format!("{base}\n\nApp-level action."),
     }
 }

@@ -6,12 +6,13 @@
 //! the same [`Engine`] as socket clients: same validation, scopes, queue and lifecycle (CP-1-6).
 
 use super::mapping::structured_result;
-use crate::catalog::schema::{Definitions, output_schema_for};
-use crate::catalog::{CapabilitySpec, Catalog, ToolName};
+use crate::catalog::rule_ids::strip_schema;
+use crate::catalog::schema::{Definitions, lean_output, output_schema_for};
+use crate::catalog::{ActionHints, CapabilitySpec, Catalog, ToolName};
 use crate::companion::protocol::method;
 use crate::companion::protocol::results::WaitResult;
 use crate::companion::{ClientIdentity, CompanionError, Engine, ErrorCode, RequestSnapshot, RequestState};
-use rmcp::model::{CallToolResult, Tool, ToolAnnotations};
+use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -186,8 +187,10 @@ fn tool_input_schema(cap: &CapabilitySpec) -> Map<String, Value> {
 /// The `outputSchema` of `companion__{id}`, made from the types that serialize its results: the
 /// [`RequestSnapshot`] keys, with `result` = the capability's `outputSchema` (or its declared
 /// fallback's, whose result a fallback presentation returns) or `null` (a request that ended
-/// otherwise, CP-3-16), and the keys of a CP error object (`code`, `message`, `retryable`).
-/// Nothing is `required`, so the one schema fits a snapshot and an error alike (OQ-GB-18).
+/// otherwise, CP-3-16). Nothing is `required` and unknown keys are allowed, so the one schema
+/// fits a snapshot and a CP error object (`code`, `message`, `retryable`, details; none of them
+/// a snapshot key) alike (OQ-GB-18). Lean like a window tool's ([`lean_output`]): the snapshot
+/// keys are the instructions' and the tool description's to explain.
 fn tool_output_schema(cap: &CapabilitySpec, catalog: &Catalog) -> Map<String, Value> {
     let mut defs = Definitions::new("#/$defs/");
     // Generated once: the snapshot type never changes.
@@ -208,34 +211,32 @@ fn tool_output_schema(cap: &CapabilitySpec, catalog: &Catalog) -> Map<String, Va
         result["description"] = d;
     }
     props.insert("result".into(), result);
-    props.insert(
-        "code".into(),
-        json!({"type": "string", "description": "On failure: the CP error code, e.g. QUEUE_FULL"}),
-    );
-    props.insert("message".into(), json!({"type": "string", "description": "On failure: what went wrong"}));
-    props.insert(
-        "retryable".into(),
-        json!({"type": "boolean", "description": "On failure: whether the same call may succeed later"}),
-    );
     let mut output = Map::new();
     output.insert("type".into(), "object".into());
     output.insert("properties".into(), Value::Object(props));
     defs.attach(&mut output);
+    lean_output(&mut output);
     output
 }
 
 fn to_tool(name: &str, cap: &CapabilitySpec, catalog: &Catalog) -> Tool {
-    let input = tool_input_schema(cap);
-    let output = tool_output_schema(cap, catalog);
+    // Rule IDs cited by the capability's and the snapshot's doc comments stay in the companion
+    // protocol's own surfaces, out of what a model reads.
+    let mut input = tool_input_schema(cap);
+    strip_schema(&mut input);
+    let mut output = tool_output_schema(cap, catalog);
+    strip_schema(&mut output);
     let title = format!("{} · desktop companion", cap.id());
     // Shows something to the user and may wait for their answer: not read-only, not
     // destructive, not idempotent without a key, and it reaches a human (open world).
-    let annotations = ToolAnnotations::with_title(title.clone())
-        .read_only(false)
-        .destructive(false)
-        .idempotent(false)
-        .open_world(true);
-    Tool::new_with_raw(name.to_owned(), Some(cap.description().to_owned().into()), Arc::new(input))
+    let annotations = super::mapping::annotations(ActionHints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    });
+    let description = crate::catalog::rule_ids::strip_rule_ids(cap.description()).into_owned();
+    Tool::new_with_raw(name.to_owned(), Some(description.into()), Arc::new(input))
         .with_title(title)
         .with_raw_output_schema(Arc::new(output))
         .with_annotations(annotations)

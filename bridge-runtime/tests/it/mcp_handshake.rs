@@ -118,9 +118,9 @@ async fn subscribing_to_another_uri_is_invalid_params() {
 }
 
 // GB-5.1-4 (only available actions of operable windows), GB-5.2-1 (names), GB-5.2-3 (title,
-// description), GB-5.5-1 (expectedVersion on writes only, not required), GB-5.6-1 (all four
-// hints explicit), GB-12.3-4 (outputSchema = ToolResult envelope), OQ-GB-12 (app__ tools take
-// no expectedVersion).
+// description), GB-5.5-1 (expectedVersion on writes only, not required, one line), GB-5.6-1,
+// GB-5.6-2 (all four hints explicit on every tool that is not read-only), GB-12.3-4
+// (outputSchema = ToolResult envelope), OQ-GB-12 (app__ tools take no expectedVersion).
 #[tokio::test]
 async fn tools_list_maps_every_field() {
     let bridge = bridge();
@@ -134,12 +134,14 @@ async fn tools_list_maps_every_field() {
     let wire = serde_json::to_value(tools.iter().find(|t| t.name == "w-1__set_recipient").unwrap()).unwrap();
     assert_eq!(wire["title"], "Set recipient · Order Editor (window w-1)");
     assert!(wire["description"].as_str().unwrap().starts_with("Set the order's recipient"));
+    // No `annotations.title`: the tool's `title` says it.
     assert_eq!(
         wire["annotations"],
-        json!({
-            "title": "Set recipient · Order Editor (window w-1)",
-            "readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false
-        })
+        json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false})
+    );
+    assert_eq!(
+        wire["inputSchema"]["properties"]["expectedVersion"],
+        json!({"type": "integer", "description": "The window version this call is based on"})
     );
     assert_eq!(wire["inputSchema"]["type"], "object");
     assert_eq!(wire["inputSchema"]["properties"]["expectedVersion"]["type"], "integer");
@@ -151,16 +153,22 @@ async fn tools_list_maps_every_field() {
     assert!(wire["outputSchema"]["properties"]["openedWindowIds"].is_object());
 
     let load = serde_json::to_value(tools.iter().find(|t| t.name == "w-1__load_rows").unwrap()).unwrap();
-    assert_eq!(load["annotations"]["readOnlyHint"], true);
+    // MCP defines destructiveHint and idempotentHint only when readOnlyHint is false.
+    assert_eq!(load["annotations"], json!({"readOnlyHint": true, "openWorldHint": false}));
     assert!(load["inputSchema"]["properties"].get("expectedVersion").is_none());
     assert_eq!(load["outputSchema"]["properties"]["result"]["type"], "array");
 
     let app = serde_json::to_value(tools.iter().find(|t| t.name == "app__new_editor").unwrap()).unwrap();
     assert!(app["inputSchema"]["properties"].get("expectedVersion").is_none());
+    // Every tool that is not read-only states all four hints: hosts read a missing
+    // destructiveHint as false and would not ask before a destructive call.
     for t in &tools {
         let a = serde_json::to_value(t.annotations.as_ref().unwrap()).unwrap();
-        for hint in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
-            assert!(a[hint].is_boolean(), "{} lacks {hint}", t.name);
+        assert!(a["readOnlyHint"].is_boolean() && a["openWorldHint"].is_boolean(), "{}: {a}", t.name);
+        if a["readOnlyHint"] == false {
+            for hint in ["destructiveHint", "idempotentHint"] {
+                assert!(a[hint].is_boolean(), "{} lacks {hint}", t.name);
+            }
         }
     }
 }

@@ -50,7 +50,11 @@ async fn modal_hides_owner_tools_and_notifications_precede_the_response() {
     let ok = structured(&r);
     assert_eq!(ok["openedWindowIds"], json!(["w-2"])); // GB-5.4-5
     assert_eq!(ok["message"], "Submitted; confirmation dialog w-2 popped up");
-    assert!(r.content[0].as_text().unwrap().text.starts_with("Submitted; confirmation dialog w-2 popped up\n{")); // GB-12.3-3
+    // GB-12.3-3: the message, then the other keys (not the message twice).
+    assert_eq!(
+        r.content[0].as_text().unwrap().text,
+        "Submitted; confirmation dialog w-2 popped up\n{\"openedWindowIds\":[\"w-2\"]}"
+    );
     assert_eq!(rec.events(), [UPDATED, TOOLS_CHANGED]);
     assert_eq!(
         after_last_call(&log),
@@ -117,13 +121,16 @@ async fn success_result_shape() {
     assert_eq!(r.is_error, Some(false));
     assert_eq!(structured(&r), json!({"result": ["widget", "gadget"]}));
     assert_eq!(r.content.len(), 1);
-    assert!(r.content[0].as_text().unwrap().text.starts_with("Done; see the structured result\n{"));
+    assert_eq!(
+        r.content[0].as_text().unwrap().text,
+        "Done; see the structured result\n{\"result\":[\"widget\",\"gadget\"]}"
+    );
     let wire = serde_json::to_value(&r).unwrap();
     assert!(wire["structuredContent"].get("ok").is_none());
 
     let r = call(&client, "w-1__set_amount", Some(json!({"amount": 12.5}))).await;
     assert_eq!(structured(&r), json!({}));
-    assert_eq!(r.content[0].as_text().unwrap().text, "Done\n{}");
+    assert_eq!(r.content[0].as_text().unwrap().text, "Done", "nothing but a line to mirror");
 }
 
 // GB-7.4-1..8, GB-7.2-2, OQ-GB-21: every failure is an isError result with a coded error
@@ -138,8 +145,10 @@ async fn failures_are_coded_is_error_results() {
     assert_eq!(error_code(&r), "window_not_found");
     let text = &r.content[0].as_text().unwrap().text;
     let (line, json) = text.split_once('\n').unwrap();
-    assert_eq!(line, structured(&r)["message"].as_str().unwrap());
-    assert_eq!(serde_json::from_str::<serde_json::Value>(json).unwrap(), structured(&r));
+    let mut rest = structured(&r);
+    assert_eq!(line, rest.as_object_mut().unwrap().remove("message").unwrap());
+    assert_eq!(serde_json::from_str::<serde_json::Value>(json).unwrap(), rest);
+    assert_eq!(rest["code"], "window_not_found");
     assert_eq!(error_code(&call(&client, "nonsense", None).await), "window_not_found");
 
     // action_not_available: unknown action on an existing window, and an unavailable one

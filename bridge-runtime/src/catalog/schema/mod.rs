@@ -30,7 +30,8 @@
 //! - **Integer bounds** beyond ±(2^53−1) (`Number.MAX_SAFE_INTEGER`, the largest integer every
 //!   JSON client reads exactly) are **clamped** to it in input schemas, so what is declared is
 //!   exactly what validation accepts, and **dropped** in output schemas, so a large value the
-//!   app writes is never rejected by a client.
+//!   app writes is never rejected by a client. Of an inclusive and an exclusive bound on the
+//!   same side only the tighter stays.
 //!
 //! Input schemas describe what `Deserialize` accepts, output schemas what `Serialize` writes
 //! ([`Contract`]; schemars' `for_deserialize`/`for_serialize`, as rmcp does). Incoming arguments
@@ -52,6 +53,7 @@ pub use limits::{
 pub fn validator(schema: &Value) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
     jsonschema::options().with_draft(jsonschema::Draft::Draft202012).should_validate_formats(true).build(schema)
 }
+pub(crate) use normalize::for_each_subschema;
 pub use normalize::{STANDARD_FORMATS, normalize};
 
 use schemars::generate::SchemaSettings;
@@ -251,60 +253,82 @@ fn unite(existing: &mut Value, other: Value, all: bool) {
     *existing = json!({ keyword: [existing.take(), other] });
 }
 
+/// What `expectedVersion` says about itself: one line, as GB-5.5-1's example has it; the
+/// instructions say the rest.
+pub(crate) const EXPECTED_VERSION_DESCRIPTION: &str = "The window version this call is based on";
+
 /// Adds `expectedVersion` to an object schema, not required (GB-5.5-1, GB-7.1-2): an integer,
 /// with no `minimum` or `maximum`: any int64 other than the window's version, `0` and negative
 /// numbers included, is `stale_state` (GB-4.2-8), and a fraction is `validation_failed`.
 pub(crate) fn add_expected_version(schema: &mut Map<String, Value>) {
     let props = schema.entry("properties").or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(p) = props {
-        p.insert(
-            EXPECTED_VERSION.to_owned(),
-            json!({
-                "type": "integer",
-                "description": "The window's `version` (from app://windows) this call is based on. \
-                                If the window has changed since, the call is rejected with stale_state."
-            }),
-        );
+        p.insert(EXPECTED_VERSION.to_owned(), json!({"type": "integer", "description": EXPECTED_VERSION_DESCRIPTION}));
     }
 }
 
-/// The ToolResult envelope with `result`'s schema inside (GB-12.3-4), made from the types that
-/// serialize it: the [`ToolResult`](crate::model::ToolResult) keys `message`,
-/// `openedWindowIds`, `result` (the action's normalized output schema, its definitions hoisted
-/// to the envelope's `$defs`), and the [`ToolError`](crate::model::ToolError) keys `code`,
-/// `currentVersion`, `fields` of a failed call. Nothing is `required` and unknown keys are
-/// allowed, so the one schema fits both the success and the error object (OQ-GB-18). Those
-/// keys are omitted when empty, never `null`, and say so.
+/// The ToolResult envelope with `result`'s schema inside (GB-12.3-4): the base fields the
+/// [`ToolResult`](crate::model::ToolResult) type writes, `message` (string) and
+/// `openedWindowIds` (string array), and `result` = the action's normalized output schema with
+/// its definitions hoisted to the envelope's `$defs`; no `result` key when the action returns
+/// none. See [`lean_output`] for the descriptions it keeps: only `result`'s own.
+///
+/// Permissive, as OQ-GB-18 allows: nothing is `required` and unknown keys are allowed, so the
+/// one schema fits the success object and the error object `{code, message, currentVersion?,
+/// fields?}` alike (every error key it lists, `message`, has the same type in both), and a
+/// client that validates `structuredContent` against it on `isError` accepts every error.
 pub fn tool_result_envelope(result: Option<Value>) -> Map<String, Value> {
-    let mut defs = Definitions::new("#/$defs/");
-    let mut props = Map::new();
-    for doc in [output_schema_for::<crate::model::ToolResult>(), output_schema_for::<crate::model::ToolError>()] {
-        let doc = defs.embed(doc);
+    // Generated once: the base type never changes.
+    static BASE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(|| {
+        let doc = output_schema_for::<crate::model::ToolResult>();
+        let mut props = Map::new();
         for (k, v) in doc.get("properties").and_then(Value::as_object).into_iter().flatten() {
-            props.entry(k.clone()).or_insert_with(|| normalize::omitted_when_none(v.clone()));
-        }
-    }
-    if let Some(Value::Object(code)) = props.get_mut("code") {
-        code.insert("description".into(), "On failure (`isError: true`): the GB error code (GB-7.4-8).".into());
-    }
-    match result {
-        Some(r) => {
-            let described = props.remove("result").and_then(|p| p.get("description").cloned());
-            let mut r = defs.embed(r);
-            if let (Value::Object(m), Some(d)) = (&mut r, described) {
-                m.entry("description").or_insert(d);
+            if k == "result" {
+                continue;
             }
-            props.insert("result".into(), r);
+            props.insert(k.clone(), normalize::omitted_when_none(v.clone()));
         }
-        None => {
-            props.remove("result");
-        }
+        props
+    });
+    let mut defs = Definitions::new("#/$defs/");
+    let mut props = BASE.clone();
+    if let Some(r) = result {
+        props.insert("result".into(), defs.embed(r));
     }
     let mut m = Map::new();
     m.insert("type".into(), "object".into());
     m.insert("properties".into(), Value::Object(props));
     defs.attach(&mut m);
+    lean_output(&mut m);
     m
+}
+
+/// Makes a tool's `outputSchema` lean: every `description` goes except that of the top-level
+/// `result` property (one line on what the tool returns).
+///
+/// An `outputSchema` is what clients validate `structuredContent` against (GB-12.3-4), and
+/// hosts that show it to a model send it with every turn; descriptions change no validation.
+/// The base fields are explained once, by the instructions; a result's nested fields mostly
+/// repeat the input's (the same types in and out) and the tool's description, and the model
+/// reads the keys themselves in the result. The Rust docs, the input schemas and the action's
+/// description keep every word.
+pub(crate) fn lean_output(schema: &mut Map<String, Value>) {
+    let kept = schema.get("properties").and_then(|p| p.get("result")).and_then(|r| r.get("description")).cloned();
+    strip_descriptions(schema);
+    if let (Some(d), Some(Value::Object(r))) = (kept, schema.get_mut("properties").and_then(|p| p.get_mut("result"))) {
+        r.insert("description".into(), d);
+    }
+}
+
+/// Removes `description` from `schema` and every subschema (never from data such as `enum`
+/// values or `default`, nor a property that happens to be named `description`).
+fn strip_descriptions(schema: &mut Map<String, Value>) {
+    schema.remove("description");
+    normalize::for_each_subschema(schema, &mut |child| {
+        if let Value::Object(c) = child {
+            strip_descriptions(c);
+        }
+    });
 }
 
 /// The definitions of one schema document, gathered from the standalone documents nested in

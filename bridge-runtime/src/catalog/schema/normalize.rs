@@ -448,7 +448,8 @@ fn split_type_array(m: &mut Map<String, Value>) {
 }
 
 /// Drops non-standard formats (integer formats become bounds) and keeps integer bounds within
-/// ±(2^53 − 1): clamped for input, dropped for output.
+/// ±(2^53 − 1): clamped for input, dropped for output. Of an inclusive and an exclusive bound
+/// on the same side, only the tighter stays.
 fn formats_and_bounds(m: &mut Map<String, Value>, contract: Contract) {
     if let Some(Value::String(f)) = m.get("format")
         && !STANDARD_FORMATS.contains(&f.as_str())
@@ -487,6 +488,18 @@ fn formats_and_bounds(m: &mut Map<String, Value>, contract: Contract) {
         if !tighter {
             m.insert(inclusive.into(), clamped.into());
         }
+    }
+    // A bound the other one of its side already implies says nothing more.
+    for (inclusive, exclusive, lower) in [("minimum", "exclusiveMinimum", true), ("maximum", "exclusiveMaximum", false)]
+    {
+        let (Some(i), Some(e)) = (m.get(inclusive).and_then(Value::as_f64), m.get(exclusive).and_then(Value::as_f64))
+        else {
+            continue;
+        };
+        // `minimum: i` implies `exclusiveMinimum: e` when i > e; otherwise the exclusive one is
+        // at least as tight (integers: `exclusiveMinimum: e` admits e + 1 onwards).
+        let drop = if (lower && i > e) || (!lower && i < e) { exclusive } else { inclusive };
+        m.remove(drop);
     }
 }
 

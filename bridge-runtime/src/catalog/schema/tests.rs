@@ -409,3 +409,77 @@ fn a_value_that_fits_no_variant_is_explained_by_the_closest_one() {
     assert_eq!(problems(json!(null)), ["e: Must be of type string or object"]);
     assert_eq!(problems(json!({"Circle": {}})), ["e: Missing required property `r` (at /Circle)"]);
 }
+
+/// A documented result, for the envelope's descriptions.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Page {
+    /// Index of the first row (GB-9-3).
+    offset: u32,
+    /// The rows.
+    rows: Vec<TreeNode>,
+}
+
+// GB-12.3-4, OQ-GB-18, OQ-GB-19: the envelope is the base fields plus `result`, permissive (no
+// `required`, unknown keys allowed), so every error object validates against it; no
+// description but `result`'s own, and no rule ID in it.
+#[test]
+fn the_envelope_is_the_base_fields_plus_result_and_every_error_object_fits_it() {
+    let base =
+        json!({"message": {"type": "string"}, "openedWindowIds": {"type": "array", "items": {"type": "string"}}});
+    assert_eq!(Value::Object(tool_result_envelope(None)), json!({"type": "object", "properties": base}));
+
+    let env = Value::Object(tool_result_envelope(Some(output_schema_for::<Page>())));
+    assert_eq!(env["properties"]["message"], base["message"]);
+    assert_eq!(env["properties"]["openedWindowIds"], base["openedWindowIds"]);
+    assert!(env.get("required").is_none() && env.get("additionalProperties").is_none());
+    assert_eq!(env["properties"]["result"]["description"], "A documented result, for the envelope's descriptions.");
+    let text = env.to_string();
+    assert_eq!(text.matches("\"description\"").count(), 1, "{text}");
+    resolves(&env);
+    assert!(valid(&env, json!({"message": "Loaded", "result": {"offset": 0, "rows": []}})));
+    for e in [
+        crate::model::ToolError::stale_state(3, 4),
+        crate::model::ToolError::validation_failed(
+            "Submission rejected: 1 field is invalid",
+            vec![crate::model::FieldError::new("amount", "Must be greater than 0")],
+        ),
+        crate::model::ToolError::new(crate::model::ErrorCode::WindowNotFound, "No window w-9"),
+    ] {
+        let e = serde_json::to_value(e).expect("serializes");
+        assert!(valid(&env, e.clone()), "{e}");
+    }
+}
+
+// GB-5.5-1: `expectedVersion` is an integer with a one-line description and no bounds.
+#[test]
+fn expected_version_is_one_line_and_unbounded() {
+    let mut s = empty_object();
+    add_expected_version(&mut s);
+    assert_eq!(
+        s["properties"]["expectedVersion"],
+        json!({"type": "integer", "description": "The window version this call is based on"})
+    );
+}
+
+// Of an inclusive and an exclusive bound on the same side, only the tighter is published.
+#[test]
+fn a_bound_implied_by_the_other_one_is_dropped() {
+    let doc = normalize(
+        json!({"type": "object", "properties": {
+            "a": {"type": "integer", "minimum": 0, "exclusiveMinimum": 0, "maximum": 10, "exclusiveMaximum": 100},
+            "b": {"type": "integer", "minimum": 5, "exclusiveMinimum": 1, "maximum": 10, "exclusiveMaximum": 10},
+        }}),
+        Contract::Input,
+    );
+    assert_eq!(doc["properties"]["a"], json!({"type": "integer", "exclusiveMinimum": 0, "maximum": 10}));
+    assert_eq!(doc["properties"]["b"], json!({"type": "integer", "minimum": 5, "exclusiveMaximum": 10}));
+}
+
+// Rule IDs cited by a type's doc comments stay in the Rust docs, not in an action's schemas.
+#[test]
+fn action_schemas_cite_no_rule_ids() {
+    let spec = crate::catalog::ActionSpec::new("page").params::<Page>().returns::<Page>().finish(true);
+    assert_eq!(spec.input_schema["properties"]["offset"]["description"], "Index of the first row.");
+    let text = Value::Object((*spec.output_schema).clone()).to_string();
+    assert!(!text.contains("GB-"), "{text}");
+}
