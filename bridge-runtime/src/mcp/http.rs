@@ -186,7 +186,12 @@ impl HttpOptions {
     /// else from the file of [`HttpOptions::token_file`] when named, else generated at start
     /// (32 random bytes, 64 hex digits), printed to stderr and written to a file readable by
     /// this user only (`mcp-PID-PORT.token` in [`token_dir`], a `0700` directory) whose path is
-    /// printed with it. A request without the token gets HTTP 401 with
+    /// printed with it. That file is deleted when the server stops — [`serve_http_on_with`]'s
+    /// future ends or is dropped, or the last clone of [`http_router`]'s router is dropped — if
+    /// it still holds this token (a file named with [`HttpOptions::token_file`] is never
+    /// deleted). A process killed by a signal it does not handle leaves it behind: stop the
+    /// server on Ctrl-C (`tokio::signal::ctrl_c`) instead. A request without the token gets
+    /// HTTP 401 with
     /// `WWW-Authenticate: Bearer realm="bridge"` and no body, before its body is read.
     pub fn token(mut self, secret: impl Into<String>) -> Self {
         self.token_source = TokenSource::Tokens(vec![("default".to_owned(), secret.into())]);

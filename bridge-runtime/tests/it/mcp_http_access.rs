@@ -1,8 +1,8 @@
 //! Who may drive the app over streamable HTTP, played by an attacker on the same machine: a
 //! page on another `localhost` port, a rebinding host name, a slowloris client, a stalled body,
-//! a connection flood. Every check runs on the request head, before the body is read, in the
-//! order `Host` → `Origin` → connection cap (MA-8-1's body checks come after), and a refusal
-//! there is an HTTP status with no body (MA-8-4).
+//! a connection flood, a lax request head. Every check runs on the request head, before the body
+//! is read, in the order `Host` → `Origin` → token → connection cap (MA-8-1's body checks come
+//! after), and a refusal there is an HTTP status with no body (MA-8-4).
 
 use crate::support::mcp as mcp_support;
 
@@ -262,10 +262,10 @@ async fn a_stalled_body_gets_408() {
     assert_refused(&mut stream, 408, "a stalled body").await;
 }
 
-// A connection flood beyond the cap is refused (503, no body, closed; or closed at once when
-// even the refusal slots are taken) while the established client keeps working. The cap comes
-// after the Host check: an over-cap connection with a bad Host still gets 403. (Before: no cap,
-// every connection was served.)
+// A connection flood beyond the cap is refused (503, no body, closed; or closed unanswered when
+// newer connections evicted it before its head arrived) while the established client keeps
+// working. The cap comes after the Host check: an over-cap connection with a bad Host still gets
+// 403. (Before: no cap, every connection was served.)
 #[tokio::test]
 async fn a_connection_flood_is_refused_while_the_established_client_works() {
     let options = HttpOptions::default().max_sessions(1).max_listen_streams(0).max_connections(2);
@@ -512,8 +512,8 @@ async fn a_generated_token_is_written_to_a_private_file() {
 /// The pending budget of the default options (connections still sending their first head).
 const PENDING: usize = HttpOptions::DEFAULT_MAX_PENDING_CONNECTIONS;
 
-// A slowloris flood that fills every connection slot with heads it never finishes does not
-// lock out a token holder: the header timeout is a minute, so only admission that does not wait
+// CP-5-16 (the HTTP profile's authentication must hold under attack): a slowloris flood that
+// fills every connection slot with heads it never finishes does not lock out a token holder: the header timeout is a minute, so only admission that does not wait
 // for the heads can let the client in. The client initializes and calls a tool while the flood
 // is on; the oldest dribbling connections are closed without an answer, none is served.
 // (Before: the dribblers held every slot and the reserve, and the client was refused until the
@@ -560,8 +560,11 @@ async fn a_slowloris_flood_does_not_lock_out_a_token_holder() {
 // ---------------------------------------------------------------------------------------------
 // Strict request heads: exactly one Host of a strict grammar, at most one Origin, an
 // origin-form target (or an absolute-form one naming the Host itself). Each refusal comes from
-// the head (the announced body never arrives), with no body.
+// the head (the announced body never arrives), with no body (MA-8-4).
 
+// CP-5-16's binding scope and Origin check, read from one unambiguous head: two Host headers,
+// userinfo in Host (`evil.com@127.0.0.1` read as 127.0.0.1), two Origins, an absolute-form target
+// naming another host were all accepted before.
 #[tokio::test]
 async fn lax_request_heads_are_refused_before_the_body() {
     let addr = start_with(HttpOptions::default()).await;
