@@ -228,10 +228,11 @@ async fn post(strict: &Strict, request: Request, next: Next) -> Response {
         }
     };
     let parsed = serde_json::from_slice::<Value>(&bytes);
-    if parsed.is_err() && is_json(&parts.headers) {
-        if let Some(answer) = unparseable(strict, &bytes) {
-            return answer;
-        }
+    if parsed.is_err()
+        && is_json(&parts.headers)
+        && let Some(answer) = unparseable(strict, &bytes)
+    {
+        return answer;
     }
     let kind = parsed.as_ref().map_or(Kind::Other(Value::Null), classify);
     // A body not declared as JSON is rmcp's to refuse (415); it is reshaped below.
