@@ -149,6 +149,9 @@ fn main() {
             if let Some(ctx) = egui_ctx.get() {
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
+            // The server is dropped by now; do not wait for a blocking stdin read that may never
+            // return (the host may keep the pipe open after the window closed).
+            runtime.shutdown_background();
         }
     });
     let served = match served {
