@@ -16,6 +16,12 @@
 //!   - Over the cap: HTTP 413 with a JSON-RPC `-32600` error (`id: null`).
 //!   - Declared `application/json` but not JSON: HTTP 400 with a JSON-RPC `-32700` Parse error
 //!     (`id: null`). rmcp answers 415 with plain text.
+//!   - JSON nested deeper than the parser reads: the answer stdio gives the same bytes, from the
+//!     classifier both transports share (`mcp::inbound`): a `tools/call` gets the GB tool error
+//!     `validation_failed` naming the argument and the cap (HTTP 200, a JSON-RPC result with the
+//!     server's `_meta`, whatever the routing headers say), another request with a usable id
+//!     `-32602` with that id (HTTP 400), a notification or a response no body (HTTP 400), the
+//!     rest `-32700` with `id: null`.
 //!   - JSON, but not an MCP JSON-RPC message (a batch, no `"jsonrpc": "2.0"`, an `id` that is
 //!     neither a string nor an integer, a non-string `method`, anything rmcp's own
 //!     [`ClientJsonRpcMessage`] refuses): HTTP 400, `-32600` Invalid Request; params or
