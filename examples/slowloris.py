@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Slowloris against `order_editor --http`: N connections that send a request line and then one
 header byte every few seconds, never finishing their headers. Reports what the server holds
-(its RSS, threads, open sockets) before, during and after, whether a client with the token can
-still initialize during the attack, and when the server closed the dribbling connections."""
+(its RSS, open sockets) before, during and after, whether a client with the token can still
+initialize and list the tools during the attack, and when the server closed the dribbling
+connections.
+
+    examples/slowloris.py target/debug/examples/order_editor N PORT"""
 import json, os, socket, subprocess, sys, time, urllib.request
 
 BIN, N, PORT = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -16,18 +19,27 @@ def rss_kib(pid):
 def sockets(pid):
     return sum(1 for fd in os.listdir(f"/proc/{pid}/fd") if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"))
 
-def initialize():
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{PORT}/mcp", data=body, headers={
+def post(message, extra):
+    req = urllib.request.Request(f"http://127.0.0.1:{PORT}/mcp", data=json.dumps(message).encode(), headers={
         "Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream", "Host": f"127.0.0.1:{PORT}"})
+        "Accept": "application/json, text/event-stream", "Host": f"127.0.0.1:{PORT}", **extra})
     t = time.monotonic()
     try:
         with urllib.request.urlopen(req, timeout=5) as r:
+            r.read()
             return r.status, round((time.monotonic() - t) * 1000, 1)
     except Exception as e:
         return f"failed: {type(e).__name__}", round((time.monotonic() - t) * 1000, 1)
+
+def initialize():
+    """A legacy `initialize` (opens a session), then a 2026-07-28 `tools/list`: (status, ms) each."""
+    opened = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}, {})
+    listed = post({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"}}}},
+        {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+    return {"initialize": opened, "tools/list": listed}
 
 env = dict(os.environ, BRIDGE_MCP_TOKEN=TOKEN)
 server = subprocess.Popen([BIN, "--http", f"127.0.0.1:{PORT}"], env=env, stdin=subprocess.DEVNULL,
@@ -72,7 +84,8 @@ while time.monotonic() < deadline and len(closed_at) < len(conns):
             closed_at[i] = time.monotonic() - start
     time.sleep(2)
 times = sorted(closed_at.values())
-print(f"closed by the server: {len(times)} of {len(conns)}; first at {times[0]:.1f} s, last at {times[-1]:.1f} s"
-      if times else "closed by the server: none")
+early = sum(1 for t in times if t < 10)
+print(f"closed by the server: {len(times)} of {len(conns)}; first at {times[0]:.1f} s, last at {times[-1]:.1f} s; "
+      f"{early} within 10 s, {len(times) - early} later" if times else "closed by the server: none")
 print(f"after: rss {rss_kib(pid)} KiB, sockets {sockets(pid)}, initialize {initialize()}")
 server.kill()

@@ -3,12 +3,15 @@
 //! ```text
 //! cargo run --example order_editor                         # MCP over stdio (for desktop hosts)
 //! cargo run --example order_editor -- --http 127.0.0.1:8765 # streamable HTTP at /mcp (bearer token)
+//! cargo run --example order_editor -- --http localhost:8765   # the same (localhost binds 127.0.0.1)
 //! cargo run --example order_editor -- --simulate-user      # a "human" edits the form too
 //! cargo run --example order_editor -- --demo               # scripted agent session, printed
 //! ```
 
 mod app;
 mod demo;
+#[path = "../shared/serve_flags.rs"]
+mod serve_flags;
 
 use clap::Parser;
 use std::io::IsTerminal;
@@ -20,10 +23,11 @@ use tracing_subscriber::prelude::*;
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio. Clients send
+    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio; ADDR is
+    /// 127.0.0.1:PORT, [::1]:PORT or localhost:PORT (which binds 127.0.0.1). Clients send
     /// `Authorization: Bearer TOKEN`: the token is $BRIDGE_MCP_TOKEN when set, else generated and
-    /// printed to stderr (with the 0600 file it is also written to).
-    #[arg(long, value_name = "ADDR")]
+    /// printed to stderr (with the 0600 file it is also written to, deleted on Ctrl-C or SIGTERM).
+    #[arg(long, value_name = "ADDR", value_parser = serve_flags::parse_http_addr)]
     http: Option<SocketAddr>,
     /// With --http: serve without an access token, so any local user or process can drive the
     /// app (test rigs only).
@@ -101,7 +105,11 @@ async fn main() {
                 std::process::exit(1);
             });
             eprintln!("order_editor: serving MCP at http://{addr}/mcp (Ctrl-C to stop)");
-            bridge_runtime::mcp::serve_http_on_with(bridge, listener, http_options).await
+            // Stopping drops the server: its connections close, a generated token's file goes.
+            tokio::select! {
+                served = bridge_runtime::mcp::serve_http_on_with(bridge, listener, http_options) => served,
+                () = serve_flags::stop_signal() => Ok(()),
+            }
         }
         None if args.stdio_without_prelayer => {
             use rmcp::ServiceExt;

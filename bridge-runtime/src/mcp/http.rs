@@ -5,6 +5,7 @@
 //! `subscriptions/listen` streams.
 
 mod access;
+mod admission;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzz;
 mod sessions;
@@ -20,7 +21,6 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 /// Options of the streamable HTTP transport. Build from [`HttpOptions::default`] with the
 /// builder methods: `HttpOptions::default().max_sessions(64).max_listen_streams(16)`.
@@ -33,6 +33,7 @@ use tokio::sync::Semaphore;
 /// | [`max_sessions`](HttpOptions::max_sessions) | [`HttpOptions::DEFAULT_MAX_SESSIONS`] = 32 |
 /// | [`max_listen_streams`](HttpOptions::max_listen_streams) | [`HttpOptions::DEFAULT_MAX_LISTEN_STREAMS`] = 64 |
 /// | [`max_connections`](HttpOptions::max_connections) | `max_sessions + max_listen_streams +` [`HttpOptions::CONNECTION_HEADROOM`] (= 128) |
+/// | [`max_pending_connections`](HttpOptions::max_pending_connections) | [`HttpOptions::DEFAULT_MAX_PENDING_CONNECTIONS`] = 64 |
 /// | [`header_read_timeout`](HttpOptions::header_read_timeout) | [`HttpOptions::DEFAULT_HEADER_READ_TIMEOUT`] = 30 s |
 /// | [`body_timeout`](HttpOptions::body_timeout) | [`HttpOptions::DEFAULT_BODY_TIMEOUT`] = 30 s |
 ///
@@ -76,16 +77,26 @@ pub struct HttpOptions {
     /// stops counting when its response ends (the client cancelled it or went away). `0` refuses
     /// every listen.
     pub max_listen_streams: usize,
-    /// Most TCP connections [`serve_http_on_with`] serves at once; `None` (the default) means
-    /// `max_sessions + max_listen_streams +` [`HttpOptions::CONNECTION_HEADROOM`], and a value
-    /// below `max_sessions + max_listen_streams` is raised to it (every session's `GET` stream
-    /// and every listen stream holds a connection). Past the cap a connection still has its
-    /// first request's `Host` and `Origin` checked (403 as usual), then gets HTTP 503 with no
-    /// body and is closed; established connections keep working. At most
-    /// [`HttpOptions::CONNECTION_HEADROOM`] such refused connections are open at once; beyond
-    /// that a connection is closed as soon as it is accepted. Not applied by [`http_router`]
-    /// (the app's own server owns its connections).
+    /// Most admitted TCP connections [`serve_http_on_with`] serves at once; `None` (the
+    /// default) means `max_sessions + max_listen_streams +`
+    /// [`HttpOptions::CONNECTION_HEADROOM`], and a value below `max_sessions +
+    /// max_listen_streams` is raised to it (every session's `GET` stream and every listen stream
+    /// holds a connection). A connection counts against the cap once one of its requests has a
+    /// complete head whose `Host`, `Origin` and token are accepted, and until it closes; while
+    /// it is still sending its first head it counts against
+    /// [`HttpOptions::max_pending_connections`] instead. Past the cap such a request gets HTTP 503
+    /// with no body and the connection is closed; admitted connections keep working. Not applied
+    /// by [`http_router`] (the app's own server owns its connections).
     pub max_connections: Option<usize>,
+    /// Most connections [`serve_http_on_with`] holds that have not had a request admitted yet
+    /// (still sending their first head, or refused and closing), default
+    /// [`HttpOptions::DEFAULT_MAX_PENDING_CONNECTIONS`] (`0` is read as 1). When it is full, a
+    /// new connection evicts the oldest pending one, which is closed without an answer. So
+    /// connections that dribble their heads (a slowloris) never hold the slots of
+    /// [`HttpOptions::max_connections`]: a client that sends a complete head with the token is
+    /// served while such a flood goes on, unless the flood opens this many new connections
+    /// before that head has arrived. Not applied by [`http_router`].
+    pub max_pending_connections: usize,
     /// Longest a client may take to send a request's head (request line and headers), default
     /// [`HttpOptions::DEFAULT_HEADER_READ_TIMEOUT`]; the connection is then closed without an
     /// answer (a slowloris client holds nothing longer). It is also the idle timeout of a
@@ -140,6 +151,7 @@ impl Default for HttpOptions {
             max_sessions: Self::DEFAULT_MAX_SESSIONS,
             max_listen_streams: Self::DEFAULT_MAX_LISTEN_STREAMS,
             max_connections: None,
+            max_pending_connections: Self::DEFAULT_MAX_PENDING_CONNECTIONS,
             header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
             body_timeout: Self::DEFAULT_BODY_TIMEOUT,
             bound: None,
@@ -155,9 +167,11 @@ impl HttpOptions {
     /// Default [`HttpOptions::max_listen_streams`]: 64 open `subscriptions/listen` streams.
     pub const DEFAULT_MAX_LISTEN_STREAMS: usize = 64;
     /// Connections allowed beyond `max_sessions + max_listen_streams` by default (short
-    /// requests of 2026-07-28 clients, a legacy client's POSTs), and the most connections
-    /// held open past the cap only to be refused: 32.
+    /// requests of 2026-07-28 clients, a legacy client's POSTs): 32.
     pub const CONNECTION_HEADROOM: usize = 32;
+    /// Default [`HttpOptions::max_pending_connections`]: 64 connections still sending their
+    /// first request head.
+    pub const DEFAULT_MAX_PENDING_CONNECTIONS: usize = 64;
     /// Default [`HttpOptions::header_read_timeout`]: 30 seconds.
     pub const DEFAULT_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
     /// Default [`HttpOptions::body_timeout`]: 30 seconds (4 MiB, the body cap, at 140 KB/s).
@@ -172,7 +186,12 @@ impl HttpOptions {
     /// else from the file of [`HttpOptions::token_file`] when named, else generated at start
     /// (32 random bytes, 64 hex digits), printed to stderr and written to a file readable by
     /// this user only (`mcp-PID-PORT.token` in [`token_dir`], a `0700` directory) whose path is
-    /// printed with it. A request without the token gets HTTP 401 with
+    /// printed with it. That file is deleted when the server stops — [`serve_http_on_with`]'s
+    /// future ends or is dropped, or the last clone of [`http_router`]'s router is dropped — if
+    /// it still holds this token (a file named with [`HttpOptions::token_file`] is never
+    /// deleted). A process killed by a signal it does not handle leaves it behind: stop the
+    /// server on Ctrl-C (`tokio::signal::ctrl_c`) instead. A request without the token gets
+    /// HTTP 401 with
     /// `WWW-Authenticate: Bearer realm="bridge"` and no body, before its body is read.
     pub fn token(mut self, secret: impl Into<String>) -> Self {
         self.token_source = TokenSource::Tokens(vec![("default".to_owned(), secret.into())]);
@@ -240,6 +259,13 @@ impl HttpOptions {
         self
     }
 
+    /// Sets [`HttpOptions::max_pending_connections`] (a count of TCP connections; `0` is read
+    /// as 1).
+    pub fn max_pending_connections(mut self, max: usize) -> Self {
+        self.max_pending_connections = max;
+        self
+    }
+
     /// Sets [`HttpOptions::header_read_timeout`] (also the keep-alive idle timeout).
     pub fn header_read_timeout(mut self, timeout: std::time::Duration) -> Self {
         self.header_read_timeout = timeout;
@@ -294,7 +320,15 @@ impl HttpOptions {
 /// [`HttpOptions::max_listen_streams`] a `subscriptions/listen`, gets HTTP 503 with a JSON-RPC
 /// error.
 pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) -> Result<axum::Router, ServeError> {
-    let server = server.into();
+    router(server.into(), options).map(|(router, _token_file)| router)
+}
+
+/// [`http_router`], and the generated token's file when there is one (the router keeps it too:
+/// the file is deleted when the last of them is dropped).
+fn router(
+    server: GuiBridgeServer,
+    options: &HttpOptions,
+) -> Result<(axum::Router, Option<Arc<token::TokenFile>>), ServeError> {
     let tokens = token::Tokens::resolve(options, options.bound.map(|addr| addr.port()))?;
     if tokens.is_disabled() {
         if server.carries_companion() {
@@ -302,6 +336,7 @@ pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) ->
         }
         tracing::warn!("serving MCP over HTTP without an access token (HttpOptions::no_token)");
     }
+    let token_file = tokens.file();
     let access = access::Access::new(options);
     // The second line: rmcp's own DNS-rebinding checks, with the same origin list (or, when
     // the port is not known here, a looser one).
@@ -317,12 +352,14 @@ pub fn http_router(server: impl Into<GuiBridgeServer>, options: &HttpOptions) ->
         max_body_bytes: config.max_request_body_bytes,
         body_timeout: options.body_timeout,
         listens: strict::Listens::new(options.max_listen_streams),
+        result_meta: Arc::new(super::apps::server_info_meta(server.bridge().identity())),
     };
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     // `route_layer`: only requests routed to `/mcp` pass the layer, not an app's fallback.
-    Ok(axum::Router::new()
+    let router = axum::Router::new()
         .nest_service("/mcp", service)
-        .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire)))
+        .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire));
+    Ok((router, token_file))
 }
 
 /// Binds `addr` and serves `server` at `http://ADDR/mcp` until the listener fails. `addr` must
@@ -343,9 +380,14 @@ pub async fn serve_http_on(server: impl Into<GuiBridgeServer>, listener: TcpList
 /// Serves `server` at `http://ADDR/mcp` on `listener` with `options` until accepting fails;
 /// refuses a non-loopback listener unless [`HttpOptions::allow_non_loopback`] is set.
 ///
-/// Each connection is served by hyper (HTTP/1.1) with [`HttpOptions::header_read_timeout`]
-/// and counted against [`HttpOptions::max_connections`]; its requests pass [`http_router`]'s
-/// checks.
+/// Each connection is served by hyper (HTTP/1.1) with [`HttpOptions::header_read_timeout`],
+/// counted against [`HttpOptions::max_pending_connections`] until a request of it is admitted
+/// and against [`HttpOptions::max_connections`] from then on; its requests pass
+/// [`http_router`]'s checks.
+///
+/// The server stops when this future returns or is dropped (a `tokio::select!` against
+/// `tokio::signal::ctrl_c()`, an aborted task): its connections are closed, and a generated
+/// token's file is deleted (see [`HttpOptions::token`]).
 pub async fn serve_http_on_with(
     server: impl Into<GuiBridgeServer>,
     listener: TcpListener,
@@ -356,13 +398,22 @@ pub async fn serve_http_on_with(
         return Err(ServeError::NonLoopback(addr));
     }
     options.bound = Some(addr);
-    let router = http_router(server, &options)?;
+    let (router, token_file) = router(server.into(), &options)?;
+    // Declared before the connections: dropped after them, and whether or not a connection
+    // task still holds a clone of the router.
+    let _token_file = token::RemoveOnDrop(token_file);
     let max_connections = options.effective_max_connections();
-    let slots = Arc::new(Semaphore::new(max_connections.min(Semaphore::MAX_PERMITS)));
-    let refusals = Arc::new(Semaphore::new(HttpOptions::CONNECTION_HEADROOM));
+    let admission = admission::Admission::new(max_connections, options.max_pending_connections);
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1.timer(TokioTimer::new()).header_read_timeout(options.header_read_timeout);
-    tracing::info!(%addr, max_connections, "serving MCP over streamable HTTP at /mcp");
+    // Stopping the server (dropping this future) closes its connections too.
+    let mut connections = tokio::task::JoinSet::new();
+    tracing::info!(
+        %addr,
+        max_connections,
+        max_pending_connections = options.max_pending_connections,
+        "serving MCP over streamable HTTP at /mcp"
+    );
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -375,29 +426,29 @@ pub async fn serve_http_on_with(
             }
             Err(e) => return Err(e.into()),
         };
-        let (permit, over_cap) = match slots.clone().try_acquire_owned() {
-            Ok(slot) => (slot, false),
-            Err(_) => match refusals.clone().try_acquire_owned() {
-                Ok(refusal) => (refusal, true),
-                Err(_) => {
-                    tracing::warn!(%peer, max_connections, "closed an HTTP connection at once: too many connections");
-                    drop(stream);
-                    continue;
-                }
-            },
-        };
+        while connections.try_join_next().is_some() {}
+        let (connection, evicted) = admission.accept();
         let _ = stream.set_nodelay(true);
         let router = router.clone();
+        let attached = connection.clone();
         let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
-            request.extensions_mut().insert(access::Connection { over_cap });
+            request.extensions_mut().insert(attached.clone());
             tower::ServiceExt::oneshot(router.clone(), request)
         });
-        let connection = http1.serve_connection(TokioIo::new(stream), service);
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(%peer, error = %e, "HTTP connection ended with an error");
+        let served = http1.serve_connection(TokioIo::new(stream), service);
+        connections.spawn(async move {
+            let _closed = admission::CloseOnDrop(connection);
+            tokio::select! {
+                biased;
+                () = evicted.wait() => {
+                    tracing::debug!(%peer, "closed an HTTP connection still sending its first request head (pending budget full)");
+                }
+                ended = served => {
+                    if let Err(e) = ended {
+                        tracing::debug!(%peer, error = %e, "HTTP connection ended with an error");
+                    }
+                }
             }
-            drop(permit);
         });
     }
 }

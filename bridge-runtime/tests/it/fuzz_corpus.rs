@@ -141,17 +141,22 @@ fn fuzz_corpus_prelayer_answers_ma_8_2() {
 }
 
 // The HTTP transport's checks before a body is read (Host, Origin, bearer token): every corpus
-// head keeps the properties `http_head` checks, and the corpus reaches a 403, a 401 and an
-// admission with each configured token.
+// head keeps the properties `http_head` checks, and the corpus reaches a 403, a 400 (a
+// malformed head: two Hosts, userinfo in Host, no Host), a 401 and an admission with each
+// configured token.
 #[test]
 fn fuzz_corpus_http_head_checks_before_the_body() {
-    let (mut forbidden, mut unauthorized, mut admitted) = (0, 0, BTreeSet::new());
+    let (mut forbidden, mut malformed, mut unauthorized, mut admitted) = (0, 0, 0, BTreeSet::new());
     for (name, data) in corpus("http_head") {
         let r = replay("http_head", &name, &data, bridge_runtime::__internals::http_head);
-        forbidden += usize::from(r.forbidden);
+        forbidden += usize::from(r.forbidden && !r.malformed);
+        malformed += usize::from(r.malformed);
         unauthorized += usize::from(r.unauthorized);
         admitted.extend(r.admitted_as);
     }
-    assert!(forbidden > 0 && unauthorized > 0, "403s: {forbidden}, 401s: {unauthorized}");
+    assert!(
+        forbidden > 0 && malformed > 0 && unauthorized > 0,
+        "403s: {forbidden}, 400s: {malformed}, 401s: {unauthorized}"
+    );
     assert_eq!(admitted, BTreeSet::from([0, 1]), "both configured tokens admitted");
 }

@@ -570,3 +570,101 @@ async fn the_apps_contract_on_the_stateless_wire() {
         "{body}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The same bytes get the same answer on stdio and on HTTP.
+
+/// One stdio session (`serve_stdio_on` over an in-memory pipe), initialized.
+struct Stdio {
+    to_server: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+}
+
+impl Stdio {
+    async fn start(bridge: &Bridge) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server);
+        tokio::spawn(bridge_runtime::mcp::serve_stdio_on(bridge.clone(), server_read, server_write));
+        let (client_read, to_server) = tokio::io::split(client);
+        let mut stdio = Stdio { to_server, lines: tokio::io::BufReader::new(client_read).lines() };
+        let init = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+        stdio.send(init.to_string().as_bytes()).await;
+        assert_eq!(stdio.answer().await["id"], "init");
+        stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string().as_bytes()).await;
+        stdio
+    }
+
+    async fn send(&mut self, line: &[u8]) {
+        use tokio::io::AsyncWriteExt;
+        self.to_server.write_all(line).await.unwrap();
+        self.to_server.write_all(b"\n").await.unwrap();
+    }
+
+    /// The next answer (notifications skipped).
+    async fn answer(&mut self) -> Value {
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+                .await
+                .expect("an answer in time")
+                .unwrap()
+                .expect("the server keeps the pipe open");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+}
+
+/// `levels` nested arrays around `1`.
+fn nested(levels: usize) -> String {
+    format!("{}1{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+// A message nested deeper than the parser reads gets the same answer on HTTP as on stdio, from
+// the one classifier both share: a `tools/call` the GB tool error `validation_failed` naming the
+// argument (GB-7.3-1), another request `-32602` with its id, a request without an id `-32700`
+// with id null; a notification none (MA-8-2: HTTP keeps a bare status). (Before: HTTP answered
+// every one `-32700` with id null, the notification included.)
+#[tokio::test]
+async fn too_deep_json_is_answered_as_on_stdio() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    let mut stdio = Stdio::start(&bridge).await;
+    let deep = nested(200);
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{{"name":"w-1__set_recipient","arguments":{{"tree":{deep}}},"_meta":{}}}}}"#,
+        modern_meta()
+    );
+    let list = format!(
+        r#"{{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{{"x":{deep},"_meta":{}}}}}"#,
+        modern_meta()
+    );
+    let no_id = format!(r#"{{"jsonrpc":"2.0","method2":"tools/list","params":{{"x":{deep}}}}}"#);
+    for (body, method, name) in [
+        (call.as_str(), "tools/call", Some("w-1__set_recipient")),
+        (list.as_str(), "tools/list", None),
+        (no_id.as_str(), "tools/list", None),
+    ] {
+        stdio.send(body.as_bytes()).await;
+        let on_stdio = stdio.answer().await;
+        let extra: Vec<(&str, &str)> = name.map(|n| ("Mcp-Name", n)).into_iter().collect();
+        let r = post(&url, method, &extra, body.as_bytes()).await;
+        assert_eq!(r.json(), on_stdio, "{method}: HTTP {} {}", r.status, r.text());
+    }
+    let call_answer = post(&url, "tools/call", &[("Mcp-Name", "w-1__set_recipient")], call.as_bytes()).await.json();
+    assert_eq!(call_answer["result"]["structuredContent"]["code"], "validation_failed", "{call_answer}");
+    assert_eq!(call_answer["result"]["structuredContent"]["fields"][0]["field"], "tree", "{call_answer}");
+    assert_eq!(post(&url, "tools/list", &[], list.as_bytes()).await.json()["error"]["code"], -32602);
+
+    // A notification: nothing on stdio (the next answer is the ping's), no body on HTTP.
+    let notification = format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"x":{deep}}}}}"#);
+    stdio.send(notification.as_bytes()).await;
+    stdio.send(br#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#).await;
+    assert_eq!(stdio.answer().await["id"], "p");
+    let r = post(&url, "notifications/cancelled", &[], notification.as_bytes()).await;
+    assert!(r.body.is_empty(), "HTTP {} {}", r.status, r.text());
+    assert_eq!(r.status, 400);
+}

@@ -1,8 +1,8 @@
 //! Who may drive the app over streamable HTTP, played by an attacker on the same machine: a
 //! page on another `localhost` port, a rebinding host name, a slowloris client, a stalled body,
-//! a connection flood. Every check runs on the request head, before the body is read, in the
-//! order `Host` → `Origin` → connection cap (MA-8-1's body checks come after), and a refusal
-//! there is an HTTP status with no body (MA-8-4).
+//! a connection flood, a lax request head. Every check runs on the request head, before the body
+//! is read, in the order `Host` → `Origin` → token → connection cap (MA-8-1's body checks come
+//! after), and a refusal there is an HTTP status with no body (MA-8-4).
 
 use crate::support::mcp as mcp_support;
 
@@ -262,10 +262,10 @@ async fn a_stalled_body_gets_408() {
     assert_refused(&mut stream, 408, "a stalled body").await;
 }
 
-// A connection flood beyond the cap is refused (503, no body, closed; or closed at once when
-// even the refusal slots are taken) while the established client keeps working. The cap comes
-// after the Host check: an over-cap connection with a bad Host still gets 403. (Before: no cap,
-// every connection was served.)
+// A connection flood beyond the cap is refused (503, no body, closed; or closed unanswered when
+// newer connections evicted it before its head arrived) while the established client keeps
+// working. The cap comes after the Host check: an over-cap connection with a bad Host still gets
+// 403. (Before: no cap, every connection was served.)
 #[tokio::test]
 async fn a_connection_flood_is_refused_while_the_established_client_works() {
     let options = HttpOptions::default().max_sessions(1).max_listen_streams(0).max_connections(2);
@@ -504,4 +504,173 @@ async fn a_generated_token_is_written_to_a_private_file() {
     stream.write_all(&body).await.unwrap();
     assert_eq!(read_answer(&mut stream).await.expect("an answer").status, 200);
     let _ = std::fs::remove_file(&file);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Admission that does not wait for a complete head.
+
+/// The pending budget of the default options (connections still sending their first head).
+const PENDING: usize = HttpOptions::DEFAULT_MAX_PENDING_CONNECTIONS;
+
+// CP-5-16 (the HTTP profile's authentication must hold under attack): a slowloris flood that
+// fills every connection slot with heads it never finishes does not lock out a token holder: the header timeout is a minute, so only admission that does not wait
+// for the heads can let the client in. The client initializes and calls a tool while the flood
+// is on; the oldest dribbling connections are closed without an answer, none is served.
+// (Before: the dribblers held every slot and the reserve, and the client was refused until the
+// header timeout freed them.)
+#[tokio::test]
+async fn a_slowloris_flood_does_not_lock_out_a_token_holder() {
+    let options = HttpOptions::default()
+        .max_sessions(2)
+        .max_listen_streams(2)
+        .max_connections(8)
+        .header_read_timeout(Duration::from_secs(60));
+    let addr = start_with(options).await;
+    // Far more than the cap (8), its reserve (32) and the pending budget together.
+    let flood_size = 8 + 32 + PENDING + 100;
+    let mut flood = Vec::with_capacity(flood_size);
+    for i in 0..flood_size {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        let head = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nX-Slow-{i}: a", addr.port());
+        // A connection the server already closed may refuse the write; it is closed either way.
+        let _ = stream.write_all(head.as_bytes()).await;
+        flood.push(stream);
+    }
+
+    let url = format!("http://{addr}/mcp");
+    let client = tokio::time::timeout(
+        PATIENCE,
+        Recorder::default().serve(StreamableHttpClientTransport::from_config(authed(url))),
+    )
+    .await
+    .expect("initialize in time")
+    .expect("a token holder initializes during the flood");
+    let r = call(&client, "w-1__set_recipient", Some(json!({"recipient": "Ivy"}))).await;
+    assert_eq!(r.is_error, Some(false), "{:?}", structured(&r));
+
+    // The oldest dribblers were evicted to make room: closed, nothing sent to them.
+    for (i, stream) in flood.iter_mut().take(flood_size - PENDING).enumerate() {
+        assert!(closed(stream).await.is_empty(), "dribbling connection {i} was answered");
+    }
+    // The flood goes on: the client still works.
+    let r = call(&client, "w-1__set_recipient", Some(json!({"recipient": "Jo"}))).await;
+    assert_eq!(r.is_error, Some(false), "{:?}", structured(&r));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strict request heads: exactly one Host of a strict grammar, at most one Origin, an
+// origin-form target (or an absolute-form one naming the Host itself). Each refusal comes from
+// the head (the announced body never arrives), with no body (MA-8-4).
+
+// CP-5-16's binding scope and Origin check, read from one unambiguous head: two Host headers,
+// userinfo in Host (`evil.com@127.0.0.1` read as 127.0.0.1), two Origins, an absolute-form target
+// naming another host were all accepted before.
+#[tokio::test]
+async fn lax_request_heads_are_refused_before_the_body() {
+    let addr = start_with(HttpOptions::default()).await;
+    let port = addr.port();
+    let own = format!("127.0.0.1:{port}");
+    let own_origin = format!("http://127.0.0.1:{port}");
+    let head = |target: &str, hosts: &[&str], origins: &[&str]| {
+        let mut head = format!(
+            "POST {target} HTTP/1.1\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n\
+             Authorization: {HTTP_AUTH}\r\nContent-Length: 100000\r\n"
+        );
+        for host in hosts {
+            head.push_str(&format!("Host: {host}\r\n"));
+        }
+        for origin in origins {
+            head.push_str(&format!("Origin: {origin}\r\n"));
+        }
+        head.push_str("\r\n");
+        head
+    };
+    let userinfo = format!("evil.com@127.0.0.1:{port}");
+    let cases = [
+        (head("/mcp", &[own.as_str(), own.as_str()], &[]), 400, "two Host headers, both loopback"),
+        (head("/mcp", &[own.as_str(), "evil.example"], &[]), 400, "two Host headers"),
+        (head("/mcp", &[userinfo.as_str()], &[]), 400, "userinfo in Host"),
+        (head("/mcp", &["127.0.0.1:80:80"], &[]), 400, "two ports in Host"),
+        (head("/mcp", &["local host"], &[]), 400, "a space in Host"),
+        (head("/mcp", &[], &[]), 400, "no Host"),
+        (head("/mcp", &[own.as_str()], &[own_origin.as_str(), "http://evil.example"]), 403, "two Origin headers"),
+        (head("/mcp", &[own.as_str()], &[own_origin.as_str(), own_origin.as_str()]), 403, "two own Origin headers"),
+        (head("http://evil.example/mcp", &[own.as_str()], &[]), 403, "an absolute-form target elsewhere"),
+        (head(&format!("http://evil.example:{port}/mcp"), &[own.as_str()], &[]), 403, "absolute-form, other host"),
+        (head(&format!("http://localhost:{port}/mcp"), &[own.as_str()], &[]), 403, "absolute-form, not the Host"),
+    ];
+    for (head, status, label) in cases {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        assert_refused(&mut stream, status, label).await;
+    }
+
+    // The absolute form naming the server exactly as its Host does is served.
+    let body = tools_list(12);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let absolute = post_head(&own, &[], body.len()).replacen("POST /mcp", &format!("POST http://{own}/mcp"), 1);
+    stream.write_all(absolute.as_bytes()).await.unwrap();
+    stream.write_all(&body).await.unwrap();
+    let answer = read_answer(&mut stream).await.expect("an answer");
+    assert_eq!(answer.status, 200, "{answer:?}");
+    // So are IPv6 and name spellings of loopback with or without a port.
+    for host in ["[::1]", &format!("[::1]:{port}"), "localhost", &format!("LOCALHOST:{port}")] {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        assert_served(&mut stream, host, 13, host).await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The generated token's file lives as long as the server.
+
+/// Starts a server with `options` (no token of the tests'), waits until it answers, and returns
+/// its task and address.
+async fn serve_until_answered(options: HttpOptions) -> (tokio::task::JoinHandle<Result<(), ServeError>>, SocketAddr) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(serve_http_on_with(bridge(), listener, options));
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(post_head_as(&format!("127.0.0.1:{}", addr.port()), &[], 10).as_bytes()).await.unwrap();
+    assert_unauthorized(&mut stream, "no token offered").await;
+    (server, addr)
+}
+
+// A generated token's 0600 file is deleted when the server stops; a file the app named stays,
+// and so does a generated token's file that no longer holds the token this server wrote.
+// (Before: every generated token stayed on disk after its server stopped.)
+#[cfg(unix)]
+#[tokio::test]
+async fn the_generated_token_file_is_deleted_when_the_server_stops() {
+    if std::env::var_os(bridge_runtime::mcp::TOKEN_ENV).is_some() {
+        eprintln!("BRIDGE_MCP_TOKEN is set in this environment: the token is not generated");
+        return;
+    }
+    let file_of = |addr: SocketAddr| {
+        bridge_runtime::mcp::token_dir().join(format!("mcp-{}-{}.token", std::process::id(), addr.port()))
+    };
+    let (server, addr) = serve_until_answered(HttpOptions::default()).await;
+    let file = file_of(addr);
+    assert!(file.exists(), "{} is written at start", file.display());
+    server.abort();
+    assert!(server.await.unwrap_err().is_cancelled());
+    assert!(!file.exists(), "{} is deleted when the server stops", file.display());
+
+    // Replaced by someone else meanwhile: not this server's to delete.
+    let (server, addr) = serve_until_answered(HttpOptions::default()).await;
+    let file = file_of(addr);
+    std::fs::write(&file, "someone-elses-token-0123456789\n").unwrap();
+    server.abort();
+    assert!(server.await.unwrap_err().is_cancelled());
+    assert!(file.exists(), "a file holding another token stays");
+    std::fs::remove_file(&file).unwrap();
+
+    // A token file the app named is the app's: it stays.
+    let named = std::env::temp_dir().join(format!("bridge-app-token-{}-{}", std::process::id(), addr.port()));
+    std::fs::write(&named, "app-named-token-0123456789\n").unwrap();
+    let (server, _) = serve_until_answered(HttpOptions::default().token_file(&named)).await;
+    server.abort();
+    assert!(server.await.unwrap_err().is_cancelled());
+    assert_eq!(std::fs::read_to_string(&named).unwrap(), "app-named-token-0123456789\n");
+    std::fs::remove_file(&named).unwrap();
 }

@@ -21,6 +21,8 @@ mod app;
 mod bench;
 mod gui;
 mod model;
+#[path = "../../shared/serve_flags.rs"]
+mod serve_flags;
 
 use bridge_runtime::gui::GuiOwner;
 use clap::Parser;
@@ -36,10 +38,11 @@ use tracing_subscriber::prelude::*;
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio. Clients send
+    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio; ADDR is
+    /// 127.0.0.1:PORT, [::1]:PORT or localhost:PORT (which binds 127.0.0.1). Clients send
     /// `Authorization: Bearer TOKEN`: the token is $BRIDGE_MCP_TOKEN when set, else generated and
-    /// printed to stderr (with the 0600 file it is also written to).
-    #[arg(long, value_name = "ADDR")]
+    /// printed to stderr (with the 0600 file it is also written to, deleted when the app quits).
+    #[arg(long, value_name = "ADDR", value_parser = serve_flags::parse_http_addr)]
     http: Option<SocketAddr>,
     /// With --http: serve without an access token, so any local user or process can drive the
     /// app (test rigs only).
@@ -100,8 +103,11 @@ fn main() {
     app::open_initial(owner.frame().ui(), args.rows);
 
     // MCP in the background; the GUI owns the main thread. When the MCP side ends (the host
-    // closed stdin), the app closes.
+    // closed stdin, Ctrl-C, SIGTERM), the app closes; when the window closes, the MCP side is
+    // stopped (its server dropped: a generated token's file is deleted) before the app exits.
+    let stop = Arc::new(tokio::sync::Notify::new());
     let served = std::thread::Builder::new().name("mcp".into()).spawn({
+        let stop = stop.clone();
         let bridge = bridge.clone();
         let egui_ctx = egui_ctx.clone();
         let http = args.http;
@@ -119,16 +125,23 @@ fn main() {
                 }
             };
             let result = runtime.block_on(async move {
-                match http {
-                    Some(addr) => {
-                        let listener = tokio::net::TcpListener::bind(addr).await?;
-                        eprintln!("egui_order_editor: serving MCP at http://{addr}/mcp");
-                        bridge_runtime::mcp::serve_http_on_with(bridge, listener, http_options).await
+                let served = async move {
+                    match http {
+                        Some(addr) => {
+                            let listener = tokio::net::TcpListener::bind(addr).await?;
+                            eprintln!("egui_order_editor: serving MCP at http://{addr}/mcp");
+                            bridge_runtime::mcp::serve_http_on_with(bridge, listener, http_options).await
+                        }
+                        None => {
+                            eprintln!("egui_order_editor: serving MCP over stdio");
+                            bridge_runtime::mcp::serve_stdio(bridge).await
+                        }
                     }
-                    None => {
-                        eprintln!("egui_order_editor: serving MCP over stdio");
-                        bridge_runtime::mcp::serve_stdio(bridge).await
-                    }
+                };
+                tokio::select! {
+                    served = served => served,
+                    () = serve_flags::stop_signal() => Ok(()),
+                    () = stop.notified() => Ok(()),
                 }
             });
             if let Err(e) = result {
@@ -137,14 +150,22 @@ fn main() {
             if let Some(ctx) = egui_ctx.get() {
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
+            // The server is dropped by now; do not wait for a blocking stdin read that may never
+            // return (the host may keep the pipe open after the window closed).
+            runtime.shutdown_background();
         }
     });
-    if let Err(e) = served {
-        eprintln!("egui_order_editor: cannot start the MCP thread: {e}");
-        std::process::exit(1);
-    }
+    let served = match served {
+        Ok(thread) => thread,
+        Err(e) => {
+            eprintln!("egui_order_editor: cannot start the MCP thread: {e}");
+            std::process::exit(1);
+        }
+    };
 
     run_gui(gui::Source::Bridge(owner), egui_ctx, args.layout_report);
+    stop.notify_one();
+    let _ = served.join();
     drop(bridge);
 }
 

@@ -4,7 +4,7 @@
 use super::HttpOptions;
 use super::access::Access;
 use super::token::Tokens;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, Version, header};
 
 /// The port the checked server is taken to be bound to.
 const PORT: u16 = 4000;
@@ -19,8 +19,10 @@ const TRUSTED: &str = "http://localhost:5173";
 pub struct HttpHeadReport {
     /// Header lines kept (a valid name and value).
     pub headers: usize,
-    /// Refused for its `Host` or `Origin` (403).
+    /// Refused for its `Host`, request target or `Origin` (403, or 400 below).
     pub forbidden: bool,
+    /// Of those, refused as a malformed head (400: no `Host`, two, or one of a bad grammar).
+    pub malformed: bool,
     /// Passed `Host` and `Origin`, refused for the token (401).
     pub unauthorized: bool,
     /// Passed every check, with this token's index in the configured list.
@@ -30,9 +32,11 @@ pub struct HttpHeadReport {
 /// Reads `data` as a request head (lines split at `\n`, a trailing `\r` dropped; the first line
 /// is the request line, the others `name: value`, invalid ones skipped), runs the `Host` and
 /// `Origin` check and the token check as the transport does before reading a body, and checks
-/// what must hold: the same answer twice; an admitted head has a loopback `Host`, no `Origin` or
-/// the server's own or the trusted one, and exactly one configured token as `Bearer`; a refused
-/// one lacks one of those. Panics when a property breaks.
+/// what must hold: the same answer twice; an admitted head has exactly one `Host`, loopback and
+/// without userinfo, an origin-form target or an absolute-form one naming that `Host`, no
+/// `Origin` or exactly one that is the server's own or the trusted one, and exactly one
+/// configured token as `Bearer`; a refused one lacks one of those. Panics when a property
+/// breaks.
 pub fn http_head(data: &[u8]) -> HttpHeadReport {
     let mut options = HttpOptions::default().trust_origin(TRUSTED);
     options.bound = Some(([127, 0, 0, 1], PORT).into());
@@ -62,14 +66,16 @@ pub fn http_head(data: &[u8]) -> HttpHeadReport {
         report.headers += 1;
     }
 
-    let access_answer = access.check(&uri, &headers);
-    assert_eq!(access_answer, access.check(&uri, &headers), "the Host/Origin check is deterministic");
+    let access_answer = access.check(Version::HTTP_11, &uri, &headers);
+    let again = access.check(Version::HTTP_11, &uri, &headers);
+    assert_eq!(access_answer, again, "the Host/Origin check is deterministic");
     let token = tokens.check(&headers);
     assert_eq!(token, tokens.check(&headers), "the token check is deterministic");
     match access_answer {
         Err(status) => {
-            assert_eq!(status, StatusCode::FORBIDDEN);
+            assert!(matches!(status, StatusCode::FORBIDDEN | StatusCode::BAD_REQUEST), "{status}");
             report.forbidden = true;
+            report.malformed = status == StatusCode::BAD_REQUEST;
             return report;
         }
         Ok(()) => check_admitted_head(&uri, &headers),
@@ -97,14 +103,21 @@ pub fn http_head(data: &[u8]) -> HttpHeadReport {
 
 /// What a head that passed `Host` and `Origin` must look like.
 fn check_admitted_head(uri: &Uri, headers: &HeaderMap) {
+    assert_eq!(headers.get_all(header::HOST).iter().count(), 1, "an admitted HTTP/1.1 head has one Host");
+    assert!(headers.get_all(header::ORIGIN).iter().count() <= 1, "an admitted head has at most one Origin");
     let host = headers
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<axum::http::uri::Authority>().ok())
-        .or_else(|| uri.authority().cloned())
-        .expect("an admitted head names a host");
-    let name = host.host().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        .expect("an admitted Host is an authority");
+    assert!(!host.as_str().contains('@'), "admitted Host with userinfo {host}");
+    let name = canonical_host(host.host());
     assert!(["localhost", "127.0.0.1", "::1"].contains(&name.as_str()), "admitted Host {host}");
+    if let Some(target) = uri.authority() {
+        assert!(!target.as_str().contains('@'), "admitted target with userinfo {uri}");
+        let same = canonical_host(target.host()) == name && target.port_u16() == host.port_u16();
+        assert!(same, "an admitted absolute-form target names the Host {host}: {uri}");
+    }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let text = origin.to_str().expect("an admitted Origin is text");
         let uri: Uri = text.trim().parse().expect("an admitted Origin parses as a URI");
@@ -117,4 +130,10 @@ fn check_admitted_head(uri: &Uri, headers: &HeaderMap) {
         assert!(!authority.as_str().contains('@'), "admitted Origin with userinfo {text}");
         assert!(uri.path_and_query().is_none_or(|p| p.as_str() == "/" || p.as_str().is_empty()), "{text}");
     }
+}
+
+/// A host as compared: an IP literal in its canonical spelling, a name lowercased.
+fn canonical_host(host: &str) -> String {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    bare.parse::<std::net::IpAddr>().map_or_else(|_| bare.to_ascii_lowercase(), |ip| ip.to_string())
 }

@@ -16,6 +16,12 @@
 //!   - Over the cap: HTTP 413 with a JSON-RPC `-32600` error (`id: null`).
 //!   - Declared `application/json` but not JSON: HTTP 400 with a JSON-RPC `-32700` Parse error
 //!     (`id: null`). rmcp answers 415 with plain text.
+//!   - JSON nested deeper than the parser reads: the answer stdio gives the same bytes, from the
+//!     classifier both transports share (`mcp::inbound`): a `tools/call` gets the GB tool error
+//!     `validation_failed` naming the argument and the cap (HTTP 200, a JSON-RPC result with the
+//!     server's `_meta`, whatever the routing headers say), another request with a usable id
+//!     `-32602` with that id (HTTP 400), a notification or a response no body (HTTP 400), the
+//!     rest `-32700` with `id: null`.
 //!   - JSON, but not an MCP JSON-RPC message (a batch, no `"jsonrpc": "2.0"`, an `id` that is
 //!     neither a string nor an integer, a non-string `method`, anything rmcp's own
 //!     [`ClientJsonRpcMessage`] refuses): HTTP 400, `-32600` Invalid Request; params or
@@ -50,10 +56,12 @@
 //!
 //! [`StreamableHttpService`]: rmcp::transport::StreamableHttpService
 
-use super::access::{Access, Connection};
+use super::access::Access;
+use super::admission::Connection;
 use super::sessions::BoundedSessions;
 use super::token::Tokens;
-use crate::mcp::inbound::{params_problem, request_problem};
+use crate::mcp::inbound::{Inbound, params_problem, request_problem};
+use crate::mcp::mapping::to_call_tool_result;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -93,6 +101,9 @@ pub(super) struct Strict {
     pub(super) body_timeout: std::time::Duration,
     /// Slots for open `subscriptions/listen` streams.
     pub(super) listens: Listens,
+    /// The `_meta` of a tool result this layer answers (the server's identity), as rmcp's and
+    /// the stdio pre-layer's results carry it.
+    pub(super) result_meta: Arc<rmcp::model::MetaObject>,
 }
 
 /// The cap on open `subscriptions/listen` streams: one semaphore permit per stream.
@@ -131,7 +142,7 @@ impl futures_core::Stream for Holding {
 
 /// The middleware (`axum::middleware::from_fn_with_state`): see the module docs.
 pub(super) async fn strict_wire(State(strict): State<Strict>, mut request: Request, next: Next) -> Response {
-    if let Err(status) = strict.access.check(request.uri(), request.headers()) {
+    if let Err(status) = strict.access.check(request.version(), request.uri(), request.headers()) {
         return refuse(status);
     }
     let label = if strict.tokens.is_disabled() {
@@ -149,7 +160,8 @@ pub(super) async fn strict_wire(State(strict): State<Strict>, mut request: Reque
             }
         }
     };
-    if request.extensions().get::<Connection>().is_some_and(|c| c.over_cap) {
+    if request.extensions().get::<Connection>().is_some_and(|connection| !connection.admit()) {
+        tracing::warn!("refused an HTTP request: every connection slot is taken (HttpOptions::max_connections)");
         return refuse(StatusCode::SERVICE_UNAVAILABLE);
     }
     let span = tracing::info_span!("mcp_http", agent = label.as_ref().map(|l| &*l.0));
@@ -222,6 +234,12 @@ async fn post(strict: &Strict, request: Request, next: Next) -> Response {
         }
     };
     let parsed = serde_json::from_slice::<Value>(&bytes);
+    if parsed.is_err()
+        && is_json(&parts.headers)
+        && let Some(answer) = unparseable(strict, &bytes)
+    {
+        return answer;
+    }
     let kind = parsed.as_ref().map_or(Kind::Other(Value::Null), classify);
     // A body not declared as JSON is rmcp's to refuse (415); it is reshaped below.
     let mut slot = None;
@@ -244,6 +262,34 @@ async fn post(strict: &Strict, request: Request, next: Next) -> Response {
         Some(slot) => response.map(|body| Body::from_stream(Holding { inner: body.into_data_stream(), _slot: slot })),
         None => response,
     }
+}
+
+/// A JSON body serde_json cannot parse, answered as the stdio pre-layer answers the same bytes
+/// (the classifier both transports share, `mcp::inbound`): too deep, a `tools/call` gets the
+/// tool error `validation_failed` naming the argument (HTTP 200), another request `-32602` with
+/// its id; not JSON, `-32700` with `id: null`; a notification or a response no body (HTTP 400).
+/// `None` for an empty body, left to the caller's parse error.
+fn unparseable(strict: &Strict, bytes: &[u8]) -> Option<Response> {
+    let message = match crate::mcp::inbound::classify(bytes) {
+        Inbound::Blank | Inbound::Forward { .. } => return None,
+        Inbound::Silent => return Some(empty(StatusCode::BAD_REQUEST)),
+        Inbound::Reply { id, error } => {
+            (StatusCode::BAD_REQUEST, serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error}))
+        }
+        Inbound::Unidentified(error) => {
+            (StatusCode::BAD_REQUEST, serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error}))
+        }
+        Inbound::RefuseCall { id, error } => {
+            let mut result = to_call_tool_result(&Err(error));
+            result.meta = Some((*strict.result_meta).clone());
+            (StatusCode::OK, serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}))
+        }
+    };
+    let (status, value) = message;
+    let mut response = Response::new(Body::from(serde_json::to_vec(&value).unwrap_or_default()));
+    *response.status_mut() = status;
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Some(response)
 }
 
 /// The caps: a session-opening `initialize` needs room in the session table;

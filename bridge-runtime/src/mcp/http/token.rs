@@ -29,6 +29,8 @@ pub struct TokenLabel(pub Arc<str>);
 /// The tokens a router accepts: empty means the app opted out ([`HttpOptions::no_token`]).
 pub(super) struct Tokens {
     entries: Vec<(TokenLabel, Vec<u8>)>,
+    /// The file a generated token was written to.
+    file: Option<Arc<TokenFile>>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -43,16 +45,17 @@ impl Tokens {
     /// when set, else the app's token file, else a generated token (printed to stderr and
     /// written to a `0600` file in a private directory). `port` names the generated file.
     pub(super) fn resolve(options: &HttpOptions, port: Option<u16>) -> Result<Self, ServeError> {
-        let default = |secret: String| Self { entries: vec![(TokenLabel("default".into()), secret.into_bytes())] };
+        let default =
+            |secret: String| Self { entries: vec![(TokenLabel("default".into()), secret.into_bytes())], file: None };
         match &options.token_source {
-            TokenSource::Disabled => Ok(Self { entries: Vec::new() }),
+            TokenSource::Disabled => Ok(Self { entries: Vec::new(), file: None }),
             TokenSource::Tokens(tokens) => {
                 let mut entries = Vec::with_capacity(tokens.len());
                 for (label, secret) in tokens {
                     check_token(secret, &format!("the token labelled {label:?}"))?;
                     entries.push((TokenLabel(label.as_str().into()), secret.clone().into_bytes()));
                 }
-                Ok(Self { entries })
+                Ok(Self { entries, file: None })
             }
             source => {
                 if let Some(secret) = std::env::var_os(TOKEN_ENV) {
@@ -74,12 +77,18 @@ impl Tokens {
                 let file = write_token_file(&secret, port)?;
                 eprintln!(
                     "bridge: MCP over HTTP needs the header `Authorization: Bearer {secret}` \
-                     (token also in {}, readable by this user only; set {TOKEN_ENV} to choose it)",
-                    file.display()
+                     (token also in {}, readable by this user only, deleted when the server stops; \
+                     set {TOKEN_ENV} to choose it)",
+                    file.path.display()
                 );
-                Ok(default(secret))
+                Ok(Self { file: Some(Arc::new(file)), ..default(secret) })
             }
         }
+    }
+
+    /// The generated token's file, if the token was generated.
+    pub(super) fn file(&self) -> Option<Arc<TokenFile>> {
+        self.file.clone()
     }
 
     /// No token is required.
@@ -140,9 +149,58 @@ pub fn token_dir() -> PathBuf {
     std::env::temp_dir().join("bridge-mcp")
 }
 
+/// The file a generated token was written to, deleted when this is dropped if it still holds
+/// what was written (never a file the app named, never one that another writer replaced).
+pub(super) struct TokenFile {
+    path: PathBuf,
+    contents: String,
+}
+
+impl TokenFile {
+    /// Deletes the file if it still holds this token; idempotent.
+    pub(super) fn remove(&self) {
+        match std::fs::read(&self.path) {
+            Ok(found) if bool::from(found.ct_eq(self.contents.as_bytes())) => {
+                if let Err(e) = std::fs::remove_file(&self.path) {
+                    tracing::warn!(path = %self.path.display(), error = %e, "cannot delete the generated token's file");
+                }
+            }
+            Ok(_) => {
+                tracing::debug!(path = %self.path.display(), "the token file holds another token now; left in place");
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::warn!(path = %self.path.display(), error = %e, "cannot read the generated token's file"),
+        }
+    }
+}
+
+impl Drop for TokenFile {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+impl std::fmt::Debug for TokenFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The path only, never the secret.
+        f.debug_struct("TokenFile").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+/// Deletes its token file (if any) when dropped, whoever else still holds it.
+pub(super) struct RemoveOnDrop(pub(super) Option<Arc<TokenFile>>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(file) = &self.0 {
+            file.remove();
+        }
+    }
+}
+
 /// Writes `secret` to `<token_dir>/mcp-<pid>[-<port>].token`, readable and writable by this user
-/// only; returns the path.
-fn write_token_file(secret: &str, port: Option<u16>) -> Result<PathBuf, ServeError> {
+/// only.
+fn write_token_file(secret: &str, port: Option<u16>) -> Result<TokenFile, ServeError> {
     let dir = token_dir();
     let name = match port {
         Some(port) => format!("mcp-{}-{port}.token", std::process::id()),
@@ -155,7 +213,7 @@ fn write_token_file(secret: &str, port: Option<u16>) -> Result<PathBuf, ServeErr
     #[cfg(not(unix))]
     let written = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, contents));
     written.map_err(|e| ServeError::Token(format!("cannot write the generated token to {}: {e}", path.display())))?;
-    Ok(path)
+    Ok(TokenFile { path, contents })
 }
 
 #[cfg(test)]
