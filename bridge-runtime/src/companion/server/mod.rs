@@ -208,12 +208,12 @@ impl Server {
                             return;
                         };
                         let conn_id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
-                        let Ok(pid) = socket::same_user_peer(&stream) else {
+                        let Ok((pid, uid)) = socket::same_user_peer(&stream) else {
                             tracing::warn!(conn_id, "companion: refused a connection from another user");
                             return;
                         };
                         let fd = Some(std::os::fd::AsRawFd::as_raw_fd(&stream));
-                        let peer = session::Peer { pid, fd, unauthenticated: Some(unauthenticated) };
+                        let peer = session::Peer { pid, uid, fd, unauthenticated: Some(unauthenticated) };
                         let (rd, wr) = stream.into_split();
                         session::connection(shared, conn_id, rd, wr, peer, kill).await;
                         drop(slot);

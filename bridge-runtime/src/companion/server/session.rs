@@ -35,6 +35,7 @@ pub(super) fn line_of(v: &Value) -> Vec<u8> {
 struct Session {
     conn_id: u64,
     peer_pid: Option<i32>,
+    peer_uid: Option<u32>,
     /// The socket, to notice a peer that went away while its pairing waits for the user.
     peer_fd: Option<RawFd>,
     identity: Option<Arc<ClientIdentity>>,
@@ -51,6 +52,7 @@ struct Session {
 /// The peer and its unauthenticated slot, as the server accepted it.
 pub(super) struct Peer {
     pub(super) pid: Option<i32>,
+    pub(super) uid: Option<u32>,
     pub(super) fd: Option<RawFd>,
     pub(super) unauthenticated: Option<OwnedSemaphorePermit>,
 }
@@ -89,6 +91,7 @@ pub(super) async fn connection<R, W>(
     let mut session = Session {
         conn_id,
         peer_pid: peer.pid,
+        peer_uid: peer.uid,
         peer_fd: peer.fd,
         identity: None,
         failures: 0,
@@ -297,7 +300,7 @@ async fn session_call(
             }
             // The prompt is withdrawn when the requesting connection goes away.
             let outcome = tokio::select! {
-                r = shared.auth.pair(call.params, session.peer_pid) => r.and_then(|r| wire(method, r)),
+                r = shared.auth.pair_from(call.params, session.peer_pid, session.peer_uid) => r.and_then(|r| wire(method, r)),
                 () = peer_gone(session.peer_fd) => {
                     tracing::info!(conn_id = session.conn_id, "companion: pairing withdrawn, the connection closed");
                     return (None, Next::Close);
