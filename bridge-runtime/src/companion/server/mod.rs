@@ -40,8 +40,10 @@
 //! ([`ServerConfig::auth_deadline`]) besides the time per message, so peers that never
 //! authenticate cannot hold every slot; every `session.authenticate` attempt counts toward
 //! [`ServerConfig::max_auth_failures`], those in a batch too; a pairing is withdrawn when its
-//! connection closes, and after one that was not approved the next waits
-//! ([`super::auth::AuthConfig::pairing_backoff`]).
+//! connection closes (no denial), a client the user denied waits before it may ask again
+//! ([`super::auth::AuthConfig::pairing_backoff`], per client name and peer uid), and prompts
+//! that did not end in a pairing are capped per interval whoever asks
+//! ([`super::auth::AuthConfig::max_pairing_prompts`]).
 
 mod session;
 mod socket;
