@@ -418,7 +418,7 @@ impl ServerHandler for GuiBridgeServer {
             None => self.bridge.call_tool(&request.name, args).await,
         };
         if let Err(e) = &outcome.result {
-            tracing::debug!(tool = %request.name, code = %e.code, "tool call failed");
+            tracing::debug!(tool = %clip(&request.name), code = %e.code, "tool call failed");
         }
         let now = Revs::of(&outcome.published).max(self.now());
         self.conn.flush(now).await;
