@@ -7,15 +7,21 @@
 //!
 //! Bubbles, progress bars and questions appear here; answer questions by typing. Pairing
 //! requests from clients (`companion pair …`) must be approved here, with `/approve N` (or
-//! refused with `/deny N`), never by a line that could be meant for a question. Type `help` for
-//! the user's own controls (hide, pause, reduced motion, character, revoke).
+//! refused with `/deny N`), never by a line that could be meant for a question; a request whose
+//! client stopped waiting is taken off the screen at once. Type `/help` for the user's own
+//! controls (hide, pause, reduced motion, character, `/revoke`).
+//!
+//! A second companion on a socket that is in use, or on a data directory another companion
+//! holds, stops before it creates or changes anything.
 
 mod caps;
 
+use bridge_runtime::catalog::Scope;
 use bridge_runtime::companion::{
     Auth, AuthConfig, CredentialStore, Engine, HideReason, PairingApprover, PairingReply, PairingRequest, Presentation,
     Presenter, SqliteStore, bind_private, default_socket_path, ensure_private_dir, serve_listener,
 };
+use bridge_runtime::model::escape_invisible;
 use clap::Parser;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
@@ -27,8 +33,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 #[derive(Parser, Debug)]
 #[command(version, about)]
 struct Args {
-    /// The Unix socket to listen on (default: `$XDG_RUNTIME_DIR/bridge-companion/companion.sock`;
-    /// its directory is created private, mode 0700).
+    /// The Unix socket to listen on (default: `$COMPANION_SOCKET` when set, else
+    /// `$XDG_RUNTIME_DIR/bridge-companion/companion.sock`; its directory is created private,
+    /// mode 0700).
     #[arg(long)]
     socket: Option<PathBuf>,
     /// Where requests, results and paired clients are stored (created with mode 0700).
@@ -42,6 +49,8 @@ enum Event {
     Update(Presentation),
     Hide(String, HideReason),
     Pair(PairingRequest, PairingReply),
+    /// Pairing request N can no longer be answered (its client went away, or it timed out).
+    PairingClosed(u32),
     Line(String),
     InputClosed,
 }
@@ -79,16 +88,28 @@ async fn main() {
     }
 }
 
-async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let private = |dir: &std::path::Path| {
-        ensure_private_dir(dir).map_err(|e| format!("cannot use {} as a private directory: {e}", dir.display()))
-    };
-    private(&args.data)?;
-    let socket = args.socket.unwrap_or_else(default_socket_path);
-    // The socket's directory is checked before the socket is announced.
-    if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
-        private(dir)?;
+/// Removes the socket file this companion bound when it stops, also after a failed start.
+struct BoundSocket(PathBuf);
+
+impl Drop for BoundSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    // Nothing is created or changed before this companion knows it can run: first the socket
+    // (one another companion serves is left alone and stops us here), then the data directory's
+    // lock, and only then the databases.
+    let socket = args
+        .socket
+        .or_else(|| std::env::var_os("COMPANION_SOCKET").filter(|p| !p.is_empty()).map(PathBuf::from))
+        .unwrap_or_else(default_socket_path);
+    let listener = bind_private(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+    let _bound = BoundSocket(socket.clone());
+    ensure_private_dir(&args.data)
+        .map_err(|e| format!("cannot use {} as a private directory: {e}", args.data.display()))?;
+    let _lock = lock_data(&args.data)?;
     let (tx, rx) = unbounded_channel();
 
     // The one registry: the socket API, `rpc.discover` and the exported files all read it.
@@ -105,23 +126,42 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     // Listening before the socket is announced: a client started at once finds it.
-    let listener = bind_private(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
     println!("Desk companion: Robo is on your desk. Clients connect to {}", socket.display());
+    let scopes: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
     println!(
-        "Pair a client with: companion pair --name NAME --scopes discover,notify,interact --profile NAME --socket {}",
+        "Pair a client with: companion pair --name NAME --scopes {} --profile NAME --socket {}",
+        scopes.join(","),
         socket.display()
     );
     println!("Type /help for your controls.");
     spawn_stdin_reader(tx.clone());
 
-    let console = tokio::spawn(console(rx, engine.clone(), auth.clone()));
+    let console = tokio::spawn(console(rx, tx, engine.clone(), auth.clone()));
     tokio::select! {
         () = serve_listener(engine, auth, listener) => {}
         _ = tokio::signal::ctrl_c() => println!("\nBye."),
         _ = console => println!("Bye."),
     }
-    let _ = std::fs::remove_file(&socket);
     Ok(())
+}
+
+/// Holds `data/lock` exclusively while this companion runs, so two companions never share a
+/// data directory. Errors: another companion holds it, or it cannot be opened.
+fn lock_data(data: &std::path::Path) -> Result<std::fs::File, String> {
+    let path = data.join("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(format!("another desk companion uses {}; stop it first", data.display()))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("cannot lock {}: {e}", path.display())),
+    }
 }
 
 fn spawn_stdin_reader(tx: UnboundedSender<Event>) {
@@ -161,30 +201,34 @@ struct Pairings {
 }
 
 impl Pairings {
-    fn add(&mut self, request: PairingRequest, reply: PairingReply) {
+    /// Shows the request and keeps it as number N; `closed` hears when it can no longer be
+    /// answered, so a withdrawn request leaves the screen at once.
+    fn add(&mut self, request: PairingRequest, reply: PairingReply, closed: &UnboundedSender<Event>) {
         self.next += 1;
         let n = self.next;
+        let (on_closed, closed) = (reply.on_closed(), closed.clone());
+        tokio::spawn(async move {
+            on_closed.await;
+            let _ = closed.send(Event::PairingClosed(n));
+        });
         let scopes: Vec<&str> = request.scopes.iter().map(|s| s.as_str()).collect();
         let pid = request.peer_pid.map(|p| format!(", process {p}")).unwrap_or_default();
         println!(
             "Pairing request {n}: a client calling itself \"{}\"{pid} asks to pair with scopes [{}]. Its requests and \
              results are kept at least 24 hours, then deleted; `/revoke` undoes a pairing. Type /approve {n} to \
              approve or /deny {n} to refuse.",
-            plain(&request.name),
+            request.shown_name(),
             scopes.join(", ")
         );
         self.waiting.insert(n, (request, reply));
     }
 
-    /// Forgets requests whose client went away (the runtime withdrew them), saying so.
-    fn drop_withdrawn(&mut self) {
-        self.waiting.retain(|n, (_, reply)| {
-            let gone = reply.is_withdrawn();
-            if gone {
-                println!("  (pairing request {n} withdrawn: the client stopped waiting)");
-            }
-            !gone
-        });
+    /// Takes request `n` off the screen if it is still waiting (its client went away or the
+    /// time to decide ran out; one the user decided is gone already), saying so.
+    fn closed(&mut self, n: u32) {
+        if self.waiting.remove(&n).is_some() {
+            println!("  (pairing request {n} withdrawn: the client stopped waiting, nothing to decide)");
+        }
     }
 
     /// `/approve N` or `/deny N`.
@@ -200,7 +244,7 @@ impl Pairings {
             reply.deny();
             println!("  refused pairing request {n}");
         } else if reply.approve_as_requested(&request) {
-            println!("  paired \"{}\"", plain(&request.name));
+            println!("  paired \"{}\"", request.shown_name());
         } else {
             println!("  too late: the client stopped waiting; nothing was paired");
         }
@@ -208,11 +252,10 @@ impl Pairings {
 }
 
 /// The terminal: prints what the engine shows, feeds the user's answers back.
-async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
+async fn console(mut rx: UnboundedReceiver<Event>, tx: UnboundedSender<Event>, engine: Engine, auth: Auth) {
     let mut prompts: VecDeque<Prompt> = VecDeque::new();
     let mut pairings = Pairings::default();
     while let Some(event) = rx.recv().await {
-        pairings.drop_withdrawn();
         match event {
             Event::Show(p) => show(&p, &engine, &mut prompts),
             Event::Update(p) => {
@@ -229,7 +272,8 @@ async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
                     ask_next(&prompts);
                 }
             }
-            Event::Pair(request, reply) => pairings.add(request, reply),
+            Event::Pair(request, reply) => pairings.add(request, reply, &tx),
+            Event::PairingClosed(n) => pairings.closed(n),
             // `/command` is always the user's own control, even while a question is open, so a
             // client can never lock the user out by keeping questions on screen.
             Event::Line(line) if line.starts_with('/') && line != "/close" => {
@@ -246,7 +290,7 @@ async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
                     ask_next(&prompts);
                 }
                 None => {
-                    if !command(&line, &engine, &auth, &mut pairings) {
+                    if !command(line.strip_prefix('/').unwrap_or(&line), &engine, &auth, &mut pairings) {
                         return;
                     }
                 }
@@ -259,15 +303,10 @@ async fn console(mut rx: UnboundedReceiver<Event>, engine: Engine, auth: Auth) {
 }
 
 /// Client-supplied text as plain text (CP-6-6, OQ-CP-20): control characters (escape sequences,
-/// newlines, carriage returns) and bidirectional/line-separator overrides are shown escaped,
-/// never interpreted by the terminal.
+/// newlines, carriage returns), bidirectional overrides, zero-width and other invisible
+/// characters are shown escaped (`\u{200b}`), never interpreted by the terminal.
 fn plain(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            let invisible = matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}');
-            if c.is_control() || invisible { format!("\\u{{{:04x}}}", c as u32) } else { c.to_string() }
-        })
-        .collect()
+    escape_invisible(s).into_owned()
 }
 
 fn who(p: &Presentation) -> String {
@@ -384,7 +423,7 @@ fn command(line: &str, engine: &Engine, auth: &Auth, pairings: &mut Pairings) ->
         (None, _) => {}
         (Some("help"), _) => println!(
             "/approve N | /deny N | /hide | /show | /pause | /resume | /motion reduce|normal | /character robot|cat | /clients | \
-             /revoke CLIENT_ID | /quit \
+             /revoke CLIENT_ID | /close | /quit \
              (the slash is optional when no question is open; /close closes the open question)"
         ),
         (Some("approve"), n) => pairings.decide(n, true),
@@ -428,6 +467,8 @@ fn command(line: &str, engine: &Engine, auth: &Auth, pairings: &mut Pairings) ->
             Err(e) => println!("Could not revoke: {e}"),
         },
         (Some("quit"), _) => return false,
+        // `/close` reaches here only when no question is open.
+        (Some("close"), _) => println!("No open question to close."),
         (Some(other), _) => println!("Unknown command {}; type /help.", plain(other)),
     }
     true

@@ -12,6 +12,10 @@ use bridge_runtime::prelude::*;
 /// `interact`. Needs a Tokio runtime.
 pub fn server() -> Result<GuiBridgeServer, Box<dyn std::error::Error>> {
     let bridge = bridge_runtime::Bridge::builder("schema-zoo", env!("CARGO_PKG_VERSION"))
+        // The outline is a recursive argument: trees as deep as the stdio transport reads (124
+        // levels) are served, on the zoo's tools and the companion's alike (the default, 64,
+        // would refuse a tree of more than 31 nodes deep with validation_failed).
+        .max_argument_depth(124)
         .window::<zoo::Zoo>()
         .spawn_headless(|ui| {
             ui.open(zoo::Zoo::default(), OpenOptions::window().with_id("zoo"));

@@ -59,8 +59,16 @@ fn cli(dir: &std::path::Path, args: &[&str]) -> (i32, Value) {
     (out.status.code().unwrap_or(-1), value)
 }
 
-/// Starts the example in a fresh directory `desk-e2e-<pid>-<tag>` (socket, data, CLI config).
+/// Starts the example in a fresh directory `desk-e2e-<pid>-<tag>` (socket, data, CLI config),
+/// once it says it is ready.
 fn start_companion(tag: &str) -> (PathBuf, Companion) {
+    let (dir, companion) = spawn_companion(tag);
+    companion.expect_line("Type /help");
+    (dir, companion)
+}
+
+/// Starts the example in a fresh directory `desk-e2e-<pid>-<tag>`, its output from the first line.
+fn spawn_companion(tag: &str) -> (PathBuf, Companion) {
     let dir = std::env::temp_dir().join(format!("desk-e2e-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -81,9 +89,7 @@ fn start_companion(tag: &str) -> (PathBuf, Companion) {
             let _ = tx.send(line);
         }
     });
-    let companion = Companion { child, lines };
-    companion.expect_line("Type /help");
-    (dir, companion)
+    (dir, Companion { child, lines })
 }
 
 /// Runs `companion pair` for `name` (profile `profile`) on its own thread.
@@ -195,6 +201,83 @@ fn pair_create_answer_wait() {
     companion.expect_line("type a number");
     companion.type_line("/clients");
     companion.expect_line("Build bot  [");
+    drop(companion);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every path under `dir` with its size and modification time, sorted.
+fn tree(dir: &std::path::Path) -> Vec<(PathBuf, u64, Option<std::time::SystemTime>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.map_while(Result::ok) {
+            let md = std::fs::symlink_metadata(e.path()).unwrap();
+            if md.is_dir() {
+                todo.push(e.path());
+            }
+            out.push((e.path(), md.len(), md.modified().ok()));
+        }
+    }
+    out.sort();
+    out
+}
+
+// CP-5-12, CP-4-20: a second desk companion on a socket that is in use fails before it creates
+// or changes anything: no data directory, no database, no socket file touched. (Old main created
+// its data directory and opened the databases first, then found the socket in use.)
+#[test]
+fn a_failed_second_start_changes_nothing() {
+    let (dir, companion) = start_companion("twice");
+    let before = tree(&dir);
+    for data in [dir.join("data2"), dir.join("data")] {
+        let out = Command::new(bin_dir().join("examples/desk_companion"))
+            .arg("--socket")
+            .arg(dir.join("run/companion.sock"))
+            .arg("--data")
+            .arg(&data)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("another server is listening"), "{stderr}");
+        assert_eq!(tree(&dir), before, "the failed start changed the file system ({})", data.display());
+    }
+    drop(companion);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// CP-5-11, CP-6-6: a client's self-reported name is shown with its invisible characters escaped
+// (`Clau\u{200b}de` cannot pass for "Claude"); a prompt whose client stopped waiting is taken off
+// the user's view at once, not at the next unrelated event; the startup hint lists every scope;
+// `/close` with no open question says so. (Old main: the zero-width space was printed raw, the
+// withdrawn prompt stayed until something else happened, the hint lacked `animate`, `/close`
+// said "Unknown command".)
+#[test]
+fn prompts_show_names_visibly_and_go_when_withdrawn() {
+    let (dir, mut companion) = spawn_companion("hint");
+    let hint = companion.expect_line("Pair a client with");
+    assert!(hint.contains("--scopes discover,animate,notify,interact"), "{hint}");
+    companion.expect_line("Type /help");
+    companion.type_line("/close");
+    companion.expect_line("No open question");
+
+    let mut pair = Command::new(bin_dir().join("companion"))
+        .args(["--json", "pair", "--name", "Clau\u{200B}de", "--scopes", "notify", "--profile", "fake"])
+        .env("COMPANION_CONFIG_DIR", dir.join("cfg"))
+        .env("COMPANION_SOCKET", dir.join("run/companion.sock"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prompt = companion.expect_line("asks to pair");
+    assert!(prompt.contains(r#""Clau\u{200b}de""#), "{prompt:?}");
+    assert!(!prompt.contains('\u{200B}'), "{prompt:?}");
+    let _ = pair.kill();
+    let _ = pair.wait();
+    let gone = companion.expect_line("withdrawn");
+    assert!(gone.contains("pairing request 1"), "{gone}");
     drop(companion);
     let _ = std::fs::remove_dir_all(&dir);
 }

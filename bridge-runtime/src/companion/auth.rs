@@ -7,11 +7,23 @@
 //!    chars, no control characters, "scopes": [scope, ...]}` (scopes from `discover`, `animate`,
 //!    `notify`, `interact`). The runtime hands the request to the host's [`PairingApprover`],
 //!    which asks the user (self-reported name, requested scopes, the peer's process id) — nothing
-//!    is ever approved from the name alone. Only one pairing request waits at a time (another →
-//!    `RATE_LIMITED`); no decision within [`AuthConfig::pairing_timeout`] → `FORBIDDEN`, as is a
-//!    denial. After a pairing that was not approved the next one waits
-//!    ([`AuthConfig::pairing_backoff`], growing); a request whose connection closes is withdrawn
-//!    ([`PairingReply::is_withdrawn`]) and can no longer be approved. On approval the runtime generates a client id (`cl_` + 32 hex digits) and a key
+//!    is ever approved from the name alone. The name must differ from every paired client's
+//!    name and label once invisible characters and case are set aside (`Clau\u{200b}de` and
+//!    `CLAUDE` are `Claude`), else `INVALID_PARAMS` on `/name` without asking the user: two
+//!    clients the user cannot tell apart never both hold keys (the refusal tells a peer that a
+//!    client of that name is paired, which any process of this user could read from the
+//!    credential file anyway, CP-5-14). Who may put a prompt in front of the user, checked in
+//!    this order, each refusal `RATE_LIMITED` saying why in `data.limit` with `retryAfterMs`:
+//!    the user denied this client recently (`pairingBackoff`, [`AuthConfig::pairing_backoff`]:
+//!    per client name, invisible characters and case aside, and peer user id, growing with each
+//!    denial in a row), another pairing is waiting for the user (`pendingPairings`: one at a
+//!    time), or the cap on prompts per interval that did not end in a pairing is reached
+//!    (`pairingPrompts`, [`AuthConfig::max_pairing_prompts`], whoever asks: the backstop against
+//!    a peer that keeps changing its name). A denial → `FORBIDDEN`; no decision within
+//!    [`AuthConfig::pairing_timeout`] → `FORBIDDEN` too, but no denial. A request whose
+//!    connection closes is withdrawn ([`PairingReply::is_withdrawn`], [`PairingReply::on_closed`]):
+//!    it can no longer be approved, the host takes it off the screen, and it counts as no denial.
+//!    On approval the runtime generates a client id (`cl_` + 32 hex digits) and a key
 //!    (`ck_` + 64 hex digits: 256 bits from the OS CSPRNG, CP-5-3), stores only the key's SHA-256
 //!    with the name, the label the user confirmed (the source label shown with every request,
 //!    CP-4-7) and the granted scopes (CP-5-4), and returns `{"clientId", "key", "scopes",
@@ -39,16 +51,18 @@ use super::protocol::Method;
 use super::protocol::results::Pairing;
 use super::store::StoreError;
 use crate::catalog::{FieldProblem, Scope};
+use crate::model::quote::{clip, default_ignorable};
 use rusqlite::{Connection, params};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use subtle::ConstantTimeEq;
 use tokio::sync::{Semaphore, oneshot};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Longest pairing `name` and label, in characters.
@@ -67,13 +81,24 @@ pub struct AuthConfig {
     /// How long a `pairing.request` waits for the user's decision before it fails with
     /// `FORBIDDEN` (default 120 s).
     pub pairing_timeout: Duration,
-    /// How long after a pairing that was not approved (denied, unanswered, or withdrawn because
-    /// its connection closed) the next `pairing.request` is refused with `RATE_LIMITED`
-    /// (`limit: "pairingBackoff"`, `retryAfterMs`) without asking the user. It doubles with
-    /// each further pairing in a row that is not approved, up to 64 times this, and starts
-    /// again after an approval. Every peer runs as this user (CP-5-12), so it holds for the
-    /// runtime, not per connection. Default 5 s; zero turns it off.
+    /// How long after the user *denied* a pairing the same client's next `pairing.request` is
+    /// refused with `RATE_LIMITED` (`limit: "pairingBackoff"`, `retryAfterMs`) without asking
+    /// the user. The same client: the same name, invisible characters and case aside, from the
+    /// same peer user id; other clients are not held back. It doubles with each further denial
+    /// of that client in a row, up to 64 times this, and starts again after an approval or
+    /// after 64 times this without a denial. A pairing withdrawn by its requester (the
+    /// connection closed) or not answered in time is no denial. Default 5 s; zero turns it off.
     pub pairing_backoff: Duration,
+    /// At most this many pairing prompts that did not end in a pairing (denied, withdrawn,
+    /// unanswered, or still open) are put in front of the user within
+    /// [`pairing_prompt_window`](Self::pairing_prompt_window), whoever asks; more requests are
+    /// refused with `RATE_LIMITED` (`limit: "pairingPrompts"`, `retryAfterMs`) without asking
+    /// the user. An approved prompt gives its place back. The backstop against a peer that
+    /// connects and withdraws under ever new names. Default 5; zero turns the cap off.
+    pub max_pairing_prompts: u32,
+    /// The interval [`max_pairing_prompts`](Self::max_pairing_prompts) counts over (a sliding
+    /// window). Default 60 s.
+    pub pairing_prompt_window: Duration,
 }
 
 /// How many times [`AuthConfig::pairing_backoff`] the backoff grows at most.
@@ -81,7 +106,12 @@ const MAX_BACKOFF_FACTOR: u32 = 64;
 
 impl Default for AuthConfig {
     fn default() -> Self {
-        Self { pairing_timeout: Duration::from_secs(120), pairing_backoff: Duration::from_secs(5) }
+        Self {
+            pairing_timeout: Duration::from_secs(120),
+            pairing_backoff: Duration::from_secs(5),
+            max_pairing_prompts: 5,
+            pairing_prompt_window: Duration::from_secs(60),
+        }
     }
 }
 
@@ -89,12 +119,23 @@ impl Default for AuthConfig {
 /// self-reported by the client: show it as such, as plain text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PairingRequest {
-    /// The name the client gave (1..=64 characters, no control characters).
+    /// The name the client gave (1..=64 characters, no control characters), as given: it may
+    /// hold invisible characters. Show it with [`PairingRequest::shown_name`].
     pub name: String,
     /// The scopes it asks for.
     pub scopes: BTreeSet<Scope>,
     /// The connecting process id, from the socket's peer credentials, when known.
     pub peer_pid: Option<i32>,
+}
+
+impl PairingRequest {
+    /// [`PairingRequest::name`] as a person should see it: control characters, zero-width and
+    /// other default-ignorable code points (bidi controls, tag characters, …) written as
+    /// visible escapes (`Clau\u{200b}de`, [`crate::model::escape_invisible`]), so a name can
+    /// neither pass for another nor reorder the prompt around it.
+    pub fn shown_name(&self) -> String {
+        crate::model::escape_invisible(&self.name).into_owned()
+    }
 }
 
 /// The user's decision on a [`PairingRequest`].
@@ -114,13 +155,17 @@ pub enum PairingDecision {
 
 /// The answer channel for one pairing request. Dropping it without answering denies.
 #[derive(Debug)]
-pub struct PairingReply(oneshot::Sender<PairingDecision>);
+pub struct PairingReply {
+    tx: oneshot::Sender<PairingDecision>,
+    /// Cancelled when the request can no longer be answered.
+    closed: CancellationToken,
+}
 
 impl PairingReply {
     /// Answers with `decision`. Returns false if nobody waits any more (the request timed out
     /// or the client went away): nothing was paired.
     pub fn send(self, decision: PairingDecision) -> bool {
-        self.0.send(decision).is_ok()
+        self.tx.send(decision).is_ok()
     }
 
     /// Approves with every requested scope and the client's name as label.
@@ -136,13 +181,21 @@ impl PairingReply {
     /// Whether nobody waits for the answer any more: the requesting connection closed, or the
     /// request timed out. The host then withdraws its prompt.
     pub fn is_withdrawn(&self) -> bool {
-        self.0.is_closed()
+        self.tx.is_closed()
     }
 
     /// Completes when nobody waits for the answer any more ([`PairingReply::is_withdrawn`]):
     /// a host that shows the prompt asynchronously closes it then.
     pub async fn withdrawn(&mut self) {
-        self.0.closed().await
+        self.tx.closed().await
+    }
+
+    /// A future, independent of this reply (the reply can be stored or answered meanwhile),
+    /// that completes once the request can no longer be answered: its requester went away, it
+    /// timed out, or it was answered. A host that keeps prompts on screen awaits it to take a
+    /// withdrawn prompt off at once, rather than at the user's next action.
+    pub fn on_closed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.closed.clone().cancelled_owned()
     }
 }
 
@@ -328,36 +381,122 @@ struct Inner {
     approver: Arc<dyn PairingApprover>,
     config: AuthConfig,
     pairing: Semaphore,
-    backoff: Mutex<Backoff>,
+    pacing: Mutex<Pacing>,
 }
 
-/// The backoff after pairings that were not approved.
+/// Who asks to pair, for the backoff: the client's name folded ([`fold_name`]) and the peer's
+/// user id (`None` in process).
+type Requester = (String, Option<u32>);
+
+/// What decides whether a pairing request may put a prompt in front of the user.
 #[derive(Default)]
-struct Backoff {
-    /// Pairings in a row not approved.
-    refused: u32,
-    /// No pairing prompt before this.
-    until: Option<tokio::time::Instant>,
+struct Pacing {
+    /// The user's recent denials, per requester.
+    denials: HashMap<Requester, Denials>,
+    /// When each prompt within the last [`AuthConfig::pairing_prompt_window`] that did not end
+    /// in a pairing was shown.
+    prompts: VecDeque<Instant>,
 }
 
-/// Records a pairing that was not approved unless disarmed (an approval), also when the pairing
-/// future is dropped because its connection closed.
-struct NotApproved<'a> {
-    inner: &'a Inner,
-    armed: bool,
+/// One requester's denials in a row.
+struct Denials {
+    in_a_row: u32,
+    /// No prompt for this requester before this.
+    until: Instant,
+    /// Forgotten after this (a quiet period of [`MAX_BACKOFF_FACTOR`] backoffs).
+    forget: Instant,
 }
 
-impl Drop for NotApproved<'_> {
-    fn drop(&mut self) {
-        let mut b = lock(&self.inner.backoff);
-        if !self.armed {
-            *b = Backoff::default();
+/// `now + d`, or, past what the clock can represent (a configured `Duration::MAX`), a point
+/// about a century away: never a panic.
+fn later(now: Instant, d: Duration) -> Instant {
+    now.checked_add(d).or_else(|| now.checked_add(Duration::from_secs(100 * 365 * 86_400))).unwrap_or(now)
+}
+
+fn retry_after(left: Duration) -> u64 {
+    u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+impl Pacing {
+    /// `RATE_LIMITED` (`pairingBackoff`) while the user's last denial of `who` holds.
+    fn backoff(&mut self, who: &Requester, shown: &str, now: Instant) -> Result<(), CompanionError> {
+        self.denials.retain(|_, d| d.forget > now);
+        match self.denials.get(who).and_then(|d| d.until.checked_duration_since(now)) {
+            Some(left) if !left.is_zero() => Err(CompanionError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "The user denied a pairing of \"{}\" recently; ask again in {} s at the earliest",
+                    clip(shown),
+                    left.as_secs().max(1)
+                ),
+            )
+            .with("limit", "pairingBackoff")
+            .with("retryAfterMs", retry_after(left))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Takes a place among the prompts of the window (returned, for [`Pacing::approved`]), or
+    /// `RATE_LIMITED` (`pairingPrompts`).
+    fn prompt(&mut self, config: &AuthConfig, now: Instant) -> Result<Instant, CompanionError> {
+        if config.max_pairing_prompts == 0 {
+            return Ok(now);
+        }
+        let window = config.pairing_prompt_window;
+        while self.prompts.front().is_some_and(|t| now.saturating_duration_since(*t) >= window) {
+            self.prompts.pop_front();
+        }
+        if self.prompts.len() >= config.max_pairing_prompts as usize
+            && let Some(oldest) = self.prompts.front()
+        {
+            let left = later(*oldest, window).saturating_duration_since(now);
+            return Err(CompanionError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "Too many pairing prompts: {} were shown to the user in the last {} s, the most allowed; ask \
+                     again in {} s at the earliest",
+                    self.prompts.len(),
+                    window.as_secs(),
+                    left.as_secs().max(1)
+                ),
+            )
+            .with("limit", "pairingPrompts")
+            .with("retryAfterMs", retry_after(left)));
+        }
+        self.prompts.push_back(now);
+        Ok(now)
+    }
+
+    /// The user approved `who`, prompted at `shown`: its denials are forgotten and the prompt
+    /// gives its place back.
+    fn approved(&mut self, who: &Requester, shown: Instant) {
+        self.denials.remove(who);
+        if let Some(i) = self.prompts.iter().rposition(|t| *t == shown) {
+            self.prompts.remove(i);
+        }
+    }
+
+    /// The user denied `who`: its backoff starts or doubles.
+    fn denied(&mut self, who: Requester, config: &AuthConfig, now: Instant) {
+        let base = config.pairing_backoff;
+        if base.is_zero() {
             return;
         }
-        b.refused = b.refused.saturating_add(1);
-        let factor = 1u32 << b.refused.saturating_sub(1).min(MAX_BACKOFF_FACTOR.trailing_zeros());
-        let wait = self.inner.config.pairing_backoff.saturating_mul(factor);
-        b.until = Some(tokio::time::Instant::now() + wait);
+        let d = self.denials.entry(who).or_insert(Denials { in_a_row: 0, until: now, forget: now });
+        d.in_a_row = d.in_a_row.saturating_add(1);
+        let factor = 1u32 << d.in_a_row.saturating_sub(1).min(MAX_BACKOFF_FACTOR.trailing_zeros());
+        d.until = later(now, base.saturating_mul(factor));
+        d.forget = later(d.until, base.saturating_mul(MAX_BACKOFF_FACTOR));
+    }
+}
+
+/// Ends the prompt when the pairing ends, however it ends (answered, timed out, or dropped
+/// because its connection closed): [`PairingReply::on_closed`] completes.
+struct CloseOnDrop(CancellationToken);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }
 
@@ -412,6 +551,14 @@ fn random_hex(bytes: usize) -> Result<String, CompanionError> {
     Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// A name as compared for sameness: default-ignorable code points (zero-width characters, bidi
+/// controls, tag characters, …) and control characters removed, surrounding white space
+/// trimmed, lower-cased. `Clau\u{200b}de`, ` CLAUDE` and `Claude` fold alike.
+fn fold_name(s: &str) -> String {
+    let visible: String = s.chars().filter(|c| !default_ignorable(*c) && !c.is_control()).collect();
+    visible.trim().to_lowercase()
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
@@ -434,7 +581,7 @@ impl Auth {
                 approver: Arc::new(approver),
                 config,
                 pairing: Semaphore::new(1),
-                backoff: Mutex::new(Backoff::default()),
+                pacing: Mutex::new(Pacing::default()),
             }),
         })
     }
@@ -491,47 +638,59 @@ impl Auth {
 
     /// `pairing.request` (see the module docs): validates `params`, asks the approver, and on
     /// approval stores the new client and returns `{"clientId", "key", "scopes", "label"}`.
-    /// Errors: `INVALID_PARAMS` (shape, name, unknown scope), `RATE_LIMITED` (another pairing is
-    /// waiting for the user, or the backoff after a pairing that was not approved,
-    /// [`AuthConfig::pairing_backoff`]), `FORBIDDEN` (denied, not answered in time, or nothing
-    /// granted), `INTERNAL_ERROR` (random source or store failure; nothing is paired).
+    /// Errors: `INVALID_PARAMS` (shape, name, unknown scope, a name already paired),
+    /// `RATE_LIMITED` with `data.limit` saying why (`pairingBackoff`: the user denied this
+    /// client recently; `pendingPairings`: another pairing is waiting for the user;
+    /// `pairingPrompts`: too many prompts lately, [`AuthConfig`]), `FORBIDDEN` (denied, not
+    /// answered in time, or nothing granted), `INTERNAL_ERROR` (random source or store failure;
+    /// nothing is paired).
     ///
     /// Dropping the future withdraws the request (the connection closed): the approver's
     /// [`PairingReply`] reports [`PairingReply::is_withdrawn`] and can no longer pair anyone.
     pub async fn pair(&self, params: Value, peer_pid: Option<i32>) -> Result<Pairing, CompanionError> {
+        self.pair_from(params, peer_pid, None).await
+    }
+
+    /// [`Auth::pair`] for a peer whose user id is known (the socket's peer credentials): the
+    /// backoff after a denial is kept per name and user id.
+    pub(crate) async fn pair_from(
+        &self,
+        params: Value,
+        peer_pid: Option<i32>,
+        peer_uid: Option<u32>,
+    ) -> Result<Pairing, CompanionError> {
         let (name, scopes) = parse_pairing(&params)?;
-        if let Some(until) = lock(&self.inner.backoff).until
-            && let Some(left) = until.checked_duration_since(tokio::time::Instant::now())
-            && !left.is_zero()
-        {
-            return Err(CompanionError::new(
-                ErrorCode::RateLimited,
-                "A pairing was refused a moment ago; wait before asking the user again",
-            )
-            .with("limit", "pairingBackoff")
-            .with("retryAfterMs", u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1)));
-        }
+        self.name_free(&lock(&self.inner.state), &name)?;
+        let who: Requester = (fold_name(&name), peer_uid);
+        lock(&self.inner.pacing).backoff(&who, &name, Instant::now())?;
         let Ok(_turn) = self.inner.pairing.try_acquire() else {
             return Err(CompanionError::new(
                 ErrorCode::RateLimited,
-                "Another pairing request is waiting for the user's decision",
+                "Another pairing request is waiting for the user's decision; ask again once it is decided",
             )
             .with("limit", "pendingPairings")
             .with("retryAfterMs", self.inner.config.pairing_timeout.as_millis() as u64));
         };
-        let mut not_approved = NotApproved { inner: &self.inner, armed: true };
+        let shown = lock(&self.inner.pacing).prompt(&self.inner.config, Instant::now())?;
+        let closed = CancellationToken::new();
+        let _close = CloseOnDrop(closed.clone());
         let request = PairingRequest { name: name.clone(), scopes: scopes.clone(), peer_pid };
         let (tx, rx) = oneshot::channel();
         let approver = self.inner.approver.clone();
-        let reply = PairingReply(tx);
+        let reply = PairingReply { tx, closed };
         // The approver may block (a terminal prompt); keep it off the async workers.
         tokio::task::spawn_blocking(move || approver.review(request, reply));
         let decision = tokio::time::timeout(self.inner.config.pairing_timeout, rx).await;
+        let denied = || {
+            tracing::info!("companion: pairing denied by the user");
+            lock(&self.inner.pacing).denied(who.clone(), &self.inner.config, Instant::now());
+        };
         let (granted, label) = match decision {
             Ok(Ok(PairingDecision::Approve { scopes: granted, label })) => (granted, label),
+            // An approver that dropped the reply unanswered denied it.
             Ok(Ok(PairingDecision::Deny)) | Ok(Err(_)) => {
-                tracing::info!("companion: pairing denied by the user");
-                return Err(CompanionError::new(ErrorCode::Forbidden, "The user did not approve the pairing"));
+                denied();
+                return Err(CompanionError::new(ErrorCode::Forbidden, "The user denied the pairing"));
             }
             Err(_) => {
                 tracing::info!("companion: pairing request not answered in time");
@@ -541,14 +700,20 @@ impl Auth {
         };
         let granted: BTreeSet<Scope> = granted.intersection(&scopes).copied().collect();
         if granted.is_empty() {
+            denied();
             return Err(CompanionError::new(ErrorCode::Forbidden, "The user granted none of the requested scopes"));
         }
-        not_approved.armed = false;
+        lock(&self.inner.pacing).approved(&who, shown);
         let label = label.filter(|l| clean_name(l)).unwrap_or(name.clone());
         let client_id = format!("cl_{}", random_hex(16)?);
         let key = format!("ck_{}", random_hex(32)?);
         let client = PairedClient { client_id: client_id.clone(), name, label, scopes: granted, created_at: now_ms() };
         let key_digest = digest(&key);
+        // Checked and inserted under one lock: a client paired meanwhile by the host cannot
+        // share the name.
+        let mut st = lock(&self.inner.state);
+        self.name_free(&st, &client.name)?;
+        self.name_free(&st, &client.label)?;
         lock(&self.inner.store).insert(&client, &key_digest).map_err(|e| {
             tracing::error!(error = %e, "companion: could not store a new pairing; nothing was paired");
             CompanionError::new(ErrorCode::InternalError, "The pairing could not be recorded")
@@ -560,8 +725,25 @@ impl Auth {
             label: client.label.clone(),
         };
         tracing::info!(client_id = %client.client_id, "companion: client paired");
-        lock(&self.inner.state).clients.insert(client_id, (client, key_digest));
+        st.clients.insert(client_id, (client, key_digest));
         Ok(result)
+    }
+
+    /// `INVALID_PARAMS` on `/name` when `name` folds ([`fold_name`]) to a paired client's name
+    /// or label.
+    fn name_free(&self, st: &State, name: &str) -> Result<(), CompanionError> {
+        let folded = fold_name(name);
+        if st.clients.values().any(|(c, _)| fold_name(&c.name) == folded || fold_name(&c.label) == folded) {
+            return Err(CompanionError::invalid_params(
+                format!(
+                    "A client named \"{}\" is already paired (names are compared without invisible characters and \
+                     case); pick another name, or have the user revoke the old pairing first",
+                    clip(name)
+                ),
+                vec![FieldProblem::new("/name", "already paired under this name")],
+            ));
+        }
+        Ok(())
     }
 
     /// Revokes `client_id` (CP-4-22): records the revocation durably and deletes its
@@ -598,8 +780,7 @@ pub(super) fn parse_pairing(params: &Value) -> Result<(String, BTreeSet<Scope>),
         return Err(invalid(&format!("{PAIRING_METHOD} takes {{\"name\", \"scopes\"}}"), "", "expected an object"));
     };
     if let Some(k) = obj.keys().find(|k| *k != "name" && *k != "scopes") {
-        let k: String = k.chars().take(32).filter(|c| !c.is_control()).collect();
-        return Err(invalid("Unknown pairing parameter", &format!("/{k}"), "not allowed"));
+        return Err(invalid("Unknown pairing parameter", &format!("/{}", clip(k)), "not allowed"));
     }
     let name = match obj.get("name") {
         Some(Value::String(n)) if clean_name(n) => n.clone(),
@@ -635,4 +816,43 @@ pub(super) fn parse_pairing(params: &Value) -> Result<(String, BTreeSet<Scope>),
         return Err(CompanionError::invalid_params("Unknown scope", problems));
     }
     Ok((name, scopes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // CP-5-11, CP-4-7: names compare without invisible characters, controls, surrounding space
+    // and case; other names stay apart.
+    #[test]
+    fn names_fold_alike_when_a_person_could_not_tell_them_apart() {
+        let claude = fold_name("Claude");
+        for same in ["Clau\u{200B}de", " CLAUDE ", "\u{2066}Claude\u{2069}", "Cl\u{E0041}aude", "Claude\u{FEFF}"] {
+            assert_eq!(fold_name(same), claude, "{same:?}");
+        }
+        assert_ne!(fold_name("Claude 2"), claude);
+    }
+
+    // Bad configuration never panics: a backoff or window of `Duration::MAX` holds the requester
+    // back (a century) instead of overflowing the clock.
+    #[test]
+    fn huge_durations_do_not_overflow() {
+        let config = AuthConfig {
+            pairing_backoff: Duration::MAX,
+            max_pairing_prompts: 1,
+            pairing_prompt_window: Duration::MAX,
+            ..AuthConfig::default()
+        };
+        let mut p = Pacing::default();
+        let now = Instant::now();
+        let who: Requester = (fold_name("x"), Some(1));
+        for _ in 0..10 {
+            p.denied(who.clone(), &config, now);
+        }
+        let e = p.backoff(&who, "x", now).unwrap_err();
+        assert_eq!(e.details["limit"], "pairingBackoff");
+        assert!(p.backoff(&(fold_name("y"), Some(1)), "y", now).is_ok(), "another client is not held back");
+        assert!(p.prompt(&config, now).is_ok());
+        assert_eq!(p.prompt(&config, now).unwrap_err().details["limit"], "pairingPrompts");
+    }
 }

@@ -138,6 +138,12 @@ impl Bridge {
         &self.shared.info
     }
 
+    /// The caps on a call's arguments ([`BridgeBuilder::argument_limits`]); the MCP server
+    /// applies them to the companion's tools it serves, too.
+    pub fn argument_limits(&self) -> ArgumentLimits {
+        self.shared.limits
+    }
+
     /// Runs `f` on the UI owner's thread, in turn with every other operation, and returns its
     /// value. This is the host API for the human user's own edits (`ui.edit(..)`), which thus
     /// bump versions and fire notifications like an agent's call. When the queue is full

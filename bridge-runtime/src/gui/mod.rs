@@ -20,6 +20,8 @@ pub use published::{Published, ToolEntry};
 pub use text::{MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};
 #[cfg(feature = "testing")]
 pub(crate) use topology::operable_set;
+#[cfg(feature = "companion")]
+pub(crate) use ui::capped_error;
 pub use ui::{AgentCall, Ui};
 // `ActionError` lives in `model` (the catalog's capability checks use it too); it stays
 // reachable as `gui::ActionError`, where actions meet it.

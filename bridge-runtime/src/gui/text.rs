@@ -3,6 +3,7 @@
 
 use crate::catalog::ActionSpec;
 use crate::gui::window::Rendered;
+use crate::model::quote::default_ignorable;
 use std::borrow::Cow;
 
 // `edit_field` → `Edit field`: the rule the macros use for default labels, too.
@@ -59,19 +60,6 @@ pub(crate) fn one_line_title_and_summary(mut r: Rendered) -> Rendered {
         r.summary = Some(t);
     }
     r
-}
-
-/// Unicode's `Default_Ignorable_Code_Point` property (DerivedCoreProperties.txt, Unicode 16):
-/// characters that render as nothing, among them the zero-width space, joiners and marks
-/// (U+200B–U+200F), the bidi controls, the word joiner and invisible operators
-/// (U+2060–U+206F), variation selectors, the byte order mark and the tag characters.
-fn default_ignorable(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}'..='\u{1160}' | '\u{17B4}'..='\u{17B5}'
-        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{206F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}'
-        | '\u{FFF0}'..='\u{FFF8}' | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
-        | '\u{E0000}'..='\u{E0FFF}')
 }
 
 /// `s` as one line of at most `max_chars` characters (see [`one_line_title_and_summary`]);

@@ -4,11 +4,16 @@
 //! `_`, e.g. `companion__interaction_choose`). A call is `requests.create` followed by
 //! `requests.wait` until the request is terminal or the tool's own deadline passes, all through
 //! the same [`Engine`] as socket clients: same validation, scopes, queue and lifecycle (CP-1-6).
+//! Before any of it, the arguments are checked against the same caps as the GUI tools'
+//! ([`ArgumentLimits`]: bytes, keys, depth, problems listed; the bridge's own when composed with
+//! [`GuiBridgeServer::with_companion`](super::GuiBridgeServer::with_companion)): a call over a
+//! cap is answered like a GUI tool's, `validation_failed` naming the parameters at fault and the
+//! cap, and creates nothing.
 
-use super::mapping::structured_result;
+use super::mapping::{structured_result, to_call_tool_result};
 use crate::catalog::rule_ids::strip_schema;
 use crate::catalog::schema::{Definitions, lean_output, output_schema_for};
-use crate::catalog::{ActionHints, CapabilitySpec, Catalog, ToolName};
+use crate::catalog::{ActionHints, ArgumentLimits, CapabilitySpec, Catalog, ToolName};
 use crate::companion::protocol::method;
 use crate::companion::protocol::results::WaitResult;
 use crate::companion::{ClientIdentity, CompanionError, Engine, ErrorCode, RequestSnapshot, RequestState};
@@ -22,6 +27,8 @@ use std::sync::Arc;
 pub struct CompanionTools {
     engine: Engine,
     identity: ClientIdentity,
+    /// Caps on a call's arguments, checked before anything else.
+    limits: ArgumentLimits,
 }
 
 impl std::fmt::Debug for CompanionTools {
@@ -37,9 +44,17 @@ pub(crate) fn tool_name(capability_id: &str) -> Option<String> {
 }
 
 impl CompanionTools {
-    /// Tools for `engine`, used as `identity`.
+    /// Tools for `engine`, used as `identity`, with the default caps on a call's arguments
+    /// ([`ArgumentLimits::default`]; a [`GuiBridgeServer`](super::GuiBridgeServer) applies its
+    /// bridge's).
     pub fn new(engine: Engine, identity: ClientIdentity) -> Self {
-        Self { engine, identity }
+        Self { engine, identity, limits: ArgumentLimits::default() }
+    }
+
+    /// The same tools with `limits` as the caps on a call's arguments.
+    pub(crate) fn with_limits(mut self, limits: ArgumentLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The capabilities this identity may create, with their tool names. Ids whose tool name
@@ -93,6 +108,13 @@ impl CompanionTools {
 
     /// [`CompanionTools::call`] of the tool of `cap`, already resolved.
     pub(crate) async fn call_resolved(&self, cap: &CapabilitySpec, arguments: Map<String, Value>) -> CallToolResult {
+        let capped = self.limits.check(&arguments, Some(&DECLARED));
+        if !capped.is_within() {
+            let error = crate::gui::capped_error(&self.limits, capped);
+            // Dropping a huge argument map is linear too; the caller is answered after it.
+            drop(arguments);
+            return to_call_tool_result(&Err(error));
+        }
         match self.run(cap.id(), arguments).await {
             Ok(snapshot) => {
                 let (line, done) = match snapshot.state {
@@ -141,6 +163,15 @@ impl CompanionTools {
         Ok(snapshot)
     }
 }
+
+/// The parameters every `companion__…` tool declares ([`tool_input_schema`]'s `properties`),
+/// for the caps, which name undeclared ones first.
+static DECLARED: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(|| {
+    ["params", "timeoutMs", "character", "style", "allowFallback", "idempotencyKey"]
+        .into_iter()
+        .map(|k| (k.to_owned(), Value::Null))
+        .collect()
+});
 
 /// The answer to a `companion__…` name no listed tool has: `UNSUPPORTED_CAPABILITY`.
 pub(crate) fn unsupported(name: &str) -> CallToolResult {

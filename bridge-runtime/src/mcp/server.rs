@@ -68,10 +68,12 @@ impl GuiBridgeServer {
     /// call going through the tools' engine as their identity: the same dispatcher, scopes,
     /// queue and lifecycle as socket clients (CP-1-6). The app decides, per transport and with
     /// its user, whether MCP clients get them and with which scopes. Replaces tools set before.
+    /// The bridge's caps on a call's arguments ([`Bridge::argument_limits`]) apply to these
+    /// tools too.
     #[cfg(feature = "companion")]
     #[cfg_attr(docsrs, doc(cfg(feature = "companion")))]
     pub fn with_companion(mut self, tools: CompanionTools) -> Self {
-        self.companion = Some(Arc::new(tools));
+        self.companion = Some(Arc::new(tools.with_limits(self.bridge.argument_limits())));
         self
     }
 
@@ -430,7 +432,7 @@ impl ServerHandler for GuiBridgeServer {
             None => self.bridge.call_tool(&request.name, args).await,
         };
         if let Err(e) = &outcome.result {
-            tracing::debug!(tool = %request.name, code = %e.code, "tool call failed");
+            tracing::debug!(tool = %clip(&request.name), code = %e.code, "tool call failed");
         }
         let now = Revs::of(&outcome.published).max(self.now());
         self.conn.flush(now).await;

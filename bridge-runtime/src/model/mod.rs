@@ -15,6 +15,7 @@ pub use action_error::ActionError;
 pub(crate) use action_error::serde_field;
 pub use block::{Block, FieldItem, REDACTED, Severity};
 pub use error::{ErrorCode, FieldError, ToolError};
+pub use quote::escape_invisible;
 pub use secret::Secret;
 
 use serde::{Deserialize, Serialize};

@@ -91,12 +91,14 @@ impl Cli {
         run
     }
 
-    /// `companion pair`, with the test playing the user who approves.
+    /// `companion pair` as client "test agent PROFILE" (a paired name cannot be paired again),
+    /// with the test playing the user who approves.
     async fn pair(&mut self, h: &mut Harness, profile: &str, scopes: &str) -> Value {
-        let args = ["pair", "--name", "test agent", "--scopes", scopes, "--profile", profile, "--json"];
+        let name = format!("test agent {profile}");
+        let args = ["pair", "--name", &name, "--scopes", scopes, "--profile", profile, "--json"];
         let (run, _) = tokio::join!(self.run(&args), async {
             let (request, reply) = h.next_approval().await;
-            assert_eq!(request.name, "test agent");
+            assert_eq!(request.name, name);
             assert!(reply.approve_as_requested(&request));
         });
         assert_eq!(run.code, 0, "{} {}", run.stdout, run.stderr);
@@ -550,7 +552,7 @@ async fn pair_keeps_existing_profiles_and_the_key_private() {
     let key = read_profile(&cli.profiles().join("second.json"))["key"].as_str().unwrap().to_owned();
     assert!(!r.stdout.contains(&key) && !r.stderr.contains(&key));
     // A denied pairing writes nothing and exits 3.
-    let args = ["pair", "--name", "test agent", "--scopes", "notify", "--profile", "third", "--json"];
+    let args = ["pair", "--name", "third agent", "--scopes", "notify", "--profile", "third", "--json"];
     let (r, _) = tokio::join!(cli.run(&args), async {
         let (_, reply) = h.next_approval().await;
         reply.deny();

@@ -237,6 +237,40 @@ async fn invalid_params_are_rejected_and_record_nothing() {
     assert_eq!(snap["capability"], "notice.show");
 }
 
+// CP-6-16, CP-4-18: what an error echoes of a peer's input (an unknown parameter's name, an
+// unknown capability or method) shows its invisible and control characters escaped
+// (`\u{200b}`), never raw, and is bounded. (Before: `clie\u{200b}ntId` came back raw in the
+// problem's message, a 10,000-character capability id whole.)
+#[tokio::test(start_paused = true)]
+async fn echoed_names_are_escaped_and_bounded() {
+    let f = start();
+    let a = agent("a");
+    let raw = |s: &str| {
+        s.chars().any(|c| c.is_control() || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{E0000}'..))
+    };
+    let mut body = create_body("notice.show", json!({"text": "x"}), 5000);
+    body["clie\u{200B}ntId"] = json!("host");
+    body["params"]["te\u{202E}xt\u{1b}[2J"] = json!(1);
+    let e = create_err(&f.engine, &a, body).await;
+    assert_eq!(e.code, ErrorCode::InvalidParams);
+    let data = e.data().to_string();
+    let problems = e.data()["problems"].clone();
+    for p in problems.as_array().unwrap() {
+        for key in ["path", "message"] {
+            assert!(!raw(p[key].as_str().unwrap()), "{p}");
+        }
+    }
+    assert!(data.contains("clie\\\\u{200b}ntId"), "{data}");
+    for id in ["notice.sh\u{200B}ow".to_owned(), format!("x.{}", "y".repeat(10_000))] {
+        let e = create_err(&f.engine, &a, create_body(&id, json!({}), 5000)).await;
+        assert!(!raw(&e.message), "{}", e.message);
+        assert!(e.message.chars().count() < 200, "{}", e.message);
+    }
+    let e = f.engine.call(&a, "requests.l\u{200B}ist", json!({})).await.unwrap_err();
+    assert!(!raw(&e.message), "{}", e.message);
+    assert!(e.message.contains("\\u{200b}"), "{}", e.message);
+}
+
 // CP-2-28: unknown capabilities and styles are refused explicitly.
 #[tokio::test(start_paused = true)]
 async fn unknown_capability_and_style_are_refused() {

@@ -915,6 +915,111 @@ async fn a_pairing_is_withdrawn_when_its_connection_closes() {
     assert!(next.recv().await["result"]["key"].is_string());
 }
 
+/// Sends `pairing.request` for `name` on a new connection.
+async fn ask_pairing(h: &Harness, name: &str) -> Conn {
+    let mut c = h.connect().await;
+    c.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "pairing.request",
+        "params": {"name": name, "scopes": ["notify"]}}))
+        .await;
+    c
+}
+
+// CP-5-11, CP-6-16: the backoff after a denial holds for the denied client (its name, invisible
+// characters and case aside, and its user), not for everyone: another client is asked at once,
+// and the refusal says truthfully that the user denied it. (Old main: one denial delayed every
+// client's pairing, "refused a moment ago".)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denial_backs_off_that_client_only() {
+    let auth = AuthConfig { pairing_backoff: Duration::from_secs(600), ..AuthConfig::default() };
+    let mut h = start_with(ServerConfig::default(), auth).await;
+    let mut c = ask_pairing(&h, "nagging").await;
+    let (_, reply) = h.next_approval().await;
+    assert!(reply.deny());
+    let e = c.recv().await["error"].clone();
+    assert_eq!(code(&e), "FORBIDDEN", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("denied"), "{e}");
+    for name in ["nagging", "Nag\u{200B}ging"] {
+        let e = c.err("pairing.request", json!({"name": name, "scopes": ["notify"]})).await;
+        assert_eq!(code(&e), "RATE_LIMITED", "{e}");
+        assert_eq!(e["data"]["limit"], "pairingBackoff");
+        assert!(e["message"].as_str().unwrap().contains("denied"), "{e}");
+        assert!(e["data"]["retryAfterMs"].as_u64().unwrap() > 0, "{e}");
+    }
+    assert!(h.approvals.try_recv().is_err(), "the user was not asked again");
+    // Another client is asked at once.
+    let mut other = ask_pairing(&h, "polite").await;
+    let (request, reply) = h.next_approval().await;
+    assert_eq!(request.name, "polite");
+    assert!(reply.approve_as_requested(&request));
+    assert!(other.recv().await["result"]["key"].is_string());
+}
+
+// CP-5-11: a pairing withdrawn by its requester (the connection closed) is no denial: the same
+// client asking again is shown to the user, not refused with a backoff. (Old main counted it as
+// a refusal and answered the next request "refused a moment ago".)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawn_pairing_is_no_denial() {
+    let auth = AuthConfig { pairing_backoff: Duration::from_secs(600), ..AuthConfig::default() };
+    let mut h = start_with(ServerConfig::default(), auth).await;
+    let c = ask_pairing(&h, "flaky").await;
+    let (_, mut reply) = h.next_approval().await;
+    drop(c);
+    tokio::time::timeout(BOUND, reply.withdrawn()).await.expect("the prompt is withdrawn");
+    let mut again = ask_pairing(&h, "flaky").await;
+    let (request, reply) = tokio::select! {
+        a = h.next_approval() => a,
+        r = again.recv() => panic!("refused instead of asking the user: {r}"),
+    };
+    assert_eq!(request.name, "flaky");
+    assert!(reply.approve_as_requested(&request));
+    assert!(again.recv().await["result"]["key"].is_string());
+}
+
+// CP-5-11, CP-4-9: connect-and-withdraw with ever new names cannot flood the user with prompts:
+// past the cap on prompts per interval (default 5 a minute) the request is refused with
+// RATE_LIMITED `pairingPrompts`, and the user is not asked. (Old main showed every one.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairing_prompts_are_capped_per_interval() {
+    let auth = AuthConfig { pairing_backoff: Duration::ZERO, ..AuthConfig::default() };
+    let mut h = start_with(ServerConfig::default(), auth).await;
+    for i in 0..5 {
+        let c = ask_pairing(&h, &format!("spam{i}")).await;
+        let (_, mut reply) = h.next_approval().await;
+        drop(c);
+        tokio::time::timeout(BOUND, reply.withdrawn()).await.expect("the prompt is withdrawn");
+    }
+    let mut c = ask_pairing(&h, "spam5").await;
+    let r = tokio::select! {
+        r = c.recv() => r,
+        (request, _) = h.next_approval() => panic!("the user was asked a sixth time: {}", request.name),
+    };
+    assert_eq!(code(&r["error"]), "RATE_LIMITED", "{r}");
+    assert_eq!(r["error"]["data"]["limit"], "pairingPrompts");
+    assert!(r["error"]["data"]["retryAfterMs"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("prompts"), "{r}");
+}
+
+// CP-5-11, CP-4-7: a client cannot pair under the name of an already paired one, invisible
+// characters and case aside (`Clau\u{200b}de`, `CLAUDE` for `Claude`): INVALID_PARAMS on `/name`
+// saying so, and the user is not asked. (Old main paired both: two "Claude"s on the user's screen.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_already_paired_is_refused() {
+    let mut h = start().await;
+    h.pair("Claude", &["notify"]).await;
+    for name in ["Claude", "Clau\u{200B}de", "CLAUDE", "\u{2066}Claude\u{2069}"] {
+        let mut c = ask_pairing(&h, name).await;
+        let r = tokio::select! {
+            r = c.recv() => r,
+            (request, _) = h.next_approval() => panic!("the user was asked to pair {:?}", request.name),
+        };
+        assert_eq!(code(&r["error"]), "INVALID_PARAMS", "{r}");
+        assert_eq!(r["error"]["data"]["retryable"], false);
+        assert_eq!(r["error"]["data"]["problems"][0]["path"], "/name", "{r}");
+        assert!(r["error"]["message"].as_str().unwrap().contains("already paired"), "{r}");
+    }
+    assert_eq!(h.auth.clients().len(), 1);
+}
+
 // CP-4-22: a revocation holds across a restart even when the delete of the client's
 // verification material fails (a revocation record is written first). (Old main returned the
 // error and forgot the revocation: the key worked again after the restart.)

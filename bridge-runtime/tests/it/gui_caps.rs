@@ -296,3 +296,45 @@ fn caps_hold_in_the_ui_and_can_be_lifted() {
     let e = ui.call_tool(&format!("{a}__set_text"), flood(100), false).unwrap_err();
     assert_eq!(e.fields.unwrap().len(), 100);
 }
+
+// GB-7.3-1, GB-4.5-2: an unknown parameter's name is echoed with its invisible and control
+// characters escaped (`\u{200b}`), never raw (a zero-width space would make `te​xt` pass for
+// `text`; a bidi override or an escape sequence would reach the agent and the log), and cut to a
+// bounded prefix; within the caps (the validator's problem) and over them (the caps' problem)
+// alike. (Before: the names came back raw and whole.)
+#[tokio::test]
+async fn unknown_parameter_names_are_echoed_visibly_and_bounded() {
+    let bridge = bridge_with(|b| b.max_argument_keys(3));
+    let hostile = ["te\u{200B}xt", "\u{202E}txet", "x\u{1b}[2J", "tag\u{E0041}"];
+    let long = "y".repeat(10_000);
+    let expect = ["te\\u{200b}xt", "\\u{202e}txet", "x\\u{001b}[2J", "tag\\u{e0041}"];
+    // Within the caps (two hostile keys plus the text): the schema validator names them.
+    for pair in [[0, 1], [2, 3]] {
+        let mut args = Map::from_iter([("text".to_owned(), json!("x"))]);
+        for i in pair {
+            args.insert(hostile[i].to_owned(), json!(1));
+        }
+        let e = err(bridge.call_tool("w-1__set_text", args).await);
+        assert_eq!(e.code, ErrorCode::ValidationFailed);
+        let fields: Vec<String> = e.fields.unwrap().into_iter().map(|f| f.field).collect();
+        for i in pair {
+            assert!(fields.contains(&expect[i].to_owned()), "{fields:?}");
+        }
+    }
+    // Over the key cap: the caps name them, escaped the same way; a 10,000-character name is cut.
+    let mut args: Map<String, Value> = hostile.iter().map(|k| ((*k).to_owned(), json!(1))).collect();
+    args.insert(long.clone(), json!(1));
+    let e = err(bridge.call_tool("w-1__set_text", args).await);
+    let fields: Vec<String> = e.fields.unwrap().into_iter().map(|f| f.field).collect();
+    for x in expect {
+        assert!(fields.contains(&x.to_owned()), "{fields:?}");
+    }
+    for f in &fields {
+        let hidden = |c: char| {
+            c.is_control()
+                || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{E0000}'..)
+        };
+        assert!(!f.chars().any(hidden), "{f:?}");
+        assert!(f.chars().count() <= 81, "bounded: {} characters", f.chars().count());
+    }
+}

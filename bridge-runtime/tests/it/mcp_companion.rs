@@ -216,3 +216,45 @@ fn only_text(r: &rmcp::model::CallToolResult) -> String {
     assert_eq!(r.content.len(), 1, "{r:?}");
     r.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default()
 }
+
+// GB-7.3-1, CP-1-6: the companion's tools take the same caps on their arguments as the GUI
+// tools on the same server (bytes, keys, depth, problems listed), checked before any work: 160,000
+// unknown keys are answered `validation_failed` naming the cap and 20 of the keys, and no request
+// is created or shown; a call within the caps still runs. The app's own caps apply
+// (`max_argument_keys`). (Before: the flood went to the engine's validator unbounded, and the
+// reply listed every key.)
+#[tokio::test]
+async fn companion_tools_take_the_argument_caps() {
+    let mut s = setup().await;
+    let mut args = serde_json::Map::new();
+    args.insert("params".into(), json!({"text": "hi"}));
+    args.insert("timeoutMs".into(), json!(5_000));
+    for i in 0..160_000 {
+        args.insert(format!("k{i:06}"), json!(1));
+    }
+    let r = s.client.call_tool(call("companion__notice_show", Value::Object(args))).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    let body = r.structured_content.clone().unwrap();
+    assert_eq!(body["code"], "validation_failed", "{}", body["message"]);
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("at most 10000 are accepted"), "{message}");
+    assert!(message.contains("159980 more problems left out (at most 20 are listed)"), "{message}");
+    let fields = body["fields"].as_array().unwrap();
+    assert_eq!(fields.len(), 20);
+    assert_eq!(fields[0], json!({"field": "k000000", "error": "Unknown parameter"}));
+    assert!(s.events.try_recv().is_err(), "nothing was shown");
+
+    // The app's caps, not only the defaults: 4 keys at most (`params` holds one).
+    let bridge = Bridge::builder("desk", "1.0").max_argument_keys(4).spawn_headless(|_| {});
+    let s = setup_with(bridge).await;
+    let over = json!({"params": {"text": "hi"}, "timeoutMs": 5_000, "style": "plain", "character": "robot"});
+    let r = s.client.call_tool(call("companion__notice_show", over)).await.unwrap();
+    assert_eq!(r.structured_content.clone().unwrap()["code"], "validation_failed", "{r:?}");
+    user(s.events, s.engine.clone(), None);
+    let r = s
+        .client
+        .call_tool(call("companion__notice_show", json!({"params": {"text": "hi"}, "timeoutMs": 5_000})))
+        .await
+        .unwrap();
+    assert_ne!(r.structured_content.unwrap()["code"], "validation_failed");
+}

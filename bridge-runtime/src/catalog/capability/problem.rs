@@ -2,6 +2,8 @@
 //! and a request's params or result against a schema ([`FieldProblem`]s, `schema_problems`).
 
 use crate::catalog::decode::FieldProblem;
+use crate::catalog::schema::MAX_REPORTED_PROBLEMS;
+use crate::model::quote::{MESSAGE_CHARS, clip_to};
 use serde_json::Value;
 
 /// A mistake in a capability, character or style declaration.
@@ -60,10 +62,27 @@ pub enum SpecError {
 }
 
 /// Runs `validator` on `value`; one problem per error, paths as JSON pointers, messages with the
-/// value masked so content is never echoed (CP-4-18).
+/// value masked so content is never echoed (CP-4-18). What they quote of the input (property
+/// names) has its invisible and control characters escaped and is bounded
+/// ([`crate::model::quote`]); at most [`MAX_REPORTED_PROBLEMS`] problems are listed, then one
+/// at the top (`""`) counts the ones left out.
 pub(crate) fn schema_problems(validator: &jsonschema::Validator, value: &Value) -> Vec<FieldProblem> {
-    validator
-        .iter_errors(value)
-        .map(|e| FieldProblem::new(e.instance_path().as_str(), e.masked().to_string()))
-        .collect()
+    let mut out = Vec::new();
+    let mut omitted = 0usize;
+    for e in validator.iter_errors(value) {
+        if out.len() < MAX_REPORTED_PROBLEMS {
+            let path = clip_to(e.instance_path().as_str(), MESSAGE_CHARS).into_owned();
+            let message = clip_to(&e.masked().to_string(), MESSAGE_CHARS).into_owned();
+            out.push(FieldProblem::new(path, message));
+        } else {
+            omitted += 1;
+        }
+    }
+    if omitted > 0 {
+        out.push(FieldProblem::new(
+            "",
+            format!("{omitted} more problems left out (at most {MAX_REPORTED_PROBLEMS} are listed)"),
+        ));
+    }
+    out
 }

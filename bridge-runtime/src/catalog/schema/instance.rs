@@ -2,6 +2,7 @@
 //! schema: optional `null`s dropped, integral floats made integers, problems keyed by parameter.
 
 use crate::model::FieldError;
+use crate::model::quote::clip;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
@@ -241,14 +242,17 @@ pub fn field_errors(validator: &jsonschema::Validator, args: &Value, max_problem
         let mut segments = path.into_iter();
         let top = segments.next();
         // Where inside the parameter, as a JSON pointer (`/children/0`); empty at its top.
-        let inner: String = segments.map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1"))).collect();
+        // Property names are the peer's text: escaped and bounded ([`clip`]).
+        let inner: String = segments.map(|s| format!("/{}", clip(&s.replace('~', "~0").replace('/', "~1")))).collect();
         let mut fields: Vec<String> = Vec::new();
         let mut message = message;
         use jsonschema::error::ValidationErrorKind as K;
         match (err.kind(), top) {
-            (_, Some(top)) => fields.push(top),
+            (_, Some(top)) => fields.push(clip(&top).into_owned()),
             (K::Required { property }, None) => fields.push(property.as_str().unwrap_or_default().to_owned()),
-            (K::AdditionalProperties { unexpected }, None) => fields.extend(unexpected.iter().cloned()),
+            (K::AdditionalProperties { unexpected }, None) => {
+                fields.extend(unexpected.iter().map(|u| clip(u).into_owned()))
+            }
             (_, None) => fields.push(String::new()),
         }
         if !inner.is_empty() {
@@ -312,7 +316,14 @@ fn explain(err: &jsonschema::ValidationError<'_>) -> (Vec<String>, String) {
             (path, format!("Missing required property `{}`", property.as_str().unwrap_or_default()))
         }
         K::AdditionalProperties { unexpected } if !path.is_empty() => {
-            (path, format!("Unknown property `{}`", unexpected.join("`, `")))
+            // The first few names, escaped and bounded; the rest counted.
+            const NAMED: usize = 5;
+            let named: Vec<String> = unexpected.iter().take(NAMED).map(|u| format!("`{}`", clip(u))).collect();
+            let more = match unexpected.len().saturating_sub(NAMED) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            (path, format!("Unknown property {}{more}", named.join(", ")))
         }
         kind => (path, describe(kind)),
     }

@@ -3,6 +3,7 @@
 
 use super::instance::{FieldErrors, MAX_REPORTED_PROBLEMS};
 use crate::model::FieldError;
+use crate::model::quote::clip;
 use serde_json::{Map, Value};
 
 /// The default of [`ArgumentLimits::max_bytes`]: 1 MiB.
@@ -217,7 +218,8 @@ impl Problems {
     /// listed).
     fn push(&mut self, field: &str, message: impl FnOnce() -> String) {
         if self.errors.fields.len() < self.limit {
-            self.errors.fields.push(FieldError::new(field, message()));
+            // A parameter's name is the peer's text: escaped and bounded.
+            self.errors.fields.push(FieldError::new(clip(field), message()));
         } else {
             self.errors.omitted += 1;
         }

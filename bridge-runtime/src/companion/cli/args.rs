@@ -14,6 +14,8 @@ use std::path::PathBuf;
 ask it to show notices, progress, animations or questions, and follow those requests.\n\n\
 Credentials come only from a credential profile written by `companion pair` (never from the \
 command line or a request file).\n\n\
+Environment:\n  COMPANION_SOCKET      the companion's socket, when neither --socket nor the profile names one\n  \
+COMPANION_CONFIG_DIR  where profiles live (else $XDG_CONFIG_HOME/companion, else ~/.config/companion)\n\n\
 Exit codes:\n  0  success (also: a request that is still running, for get)\n  \
 2  invalid parameters or usage\n  3  authentication, permission or credential-profile problem\n  \
 4  cannot connect to the companion\n  5  the request failed, or the companion refused it (busy, hidden, not found)\n  \

@@ -267,7 +267,7 @@ fn unauthenticated() -> CompanionError {
 }
 
 fn unknown_method(name: &str) -> CompanionError {
-    CompanionError::new(ErrorCode::MethodNotFound, format!("Unknown method `{name}`"))
+    CompanionError::new(ErrorCode::MethodNotFound, format!("Unknown method `{}`", crate::model::quote::clip(name)))
 }
 
 /// SHA-256 (hex) of the canonical JSON of params as they arrived: what idempotency compares

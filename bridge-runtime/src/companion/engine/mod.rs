@@ -553,7 +553,10 @@ fn check_scopes(client: &ClientIdentity, cap: &CapabilitySpec) -> Result<(), Com
 }
 
 fn unsupported_capability(id: &str) -> CompanionError {
-    CompanionError::new(ErrorCode::UnsupportedCapability, format!("Unknown capability `{id}`; see capabilities.list"))
+    CompanionError::new(
+        ErrorCode::UnsupportedCapability,
+        format!("Unknown capability `{}`; see capabilities.list", crate::model::quote::clip(id)),
+    )
 }
 
 fn store_failed() -> CompanionError {

@@ -124,7 +124,10 @@ impl Engine {
             None => None,
             Some(id) => {
                 let style = cat.style(id).ok_or_else(|| {
-                    CompanionError::new(ErrorCode::UnsupportedStyle, format!("Unknown style `{id}`; see styles.list"))
+                    CompanionError::new(
+                        ErrorCode::UnsupportedStyle,
+                        format!("Unknown style `{}`; see styles.list", crate::model::quote::clip(id)),
+                    )
                 })?;
                 if style.applies(resolved.id()) {
                     Some(id.clone())

@@ -346,8 +346,11 @@ macro_rules! table {
             /// requested scopes and the caller's process; nothing is approved from the name alone
             /// (CP-5-2, CP-5-11). On approval the result carries the new `clientId` and `key` (shown only
             /// this once; the runtime keeps only its digest, CP-5-3, CP-5-4), the granted scopes (a
-            /// subset of those asked for) and the label the user confirmed. Another pairing waiting for
-            /// the user: RATE_LIMITED; denied, unanswered in time or nothing granted: FORBIDDEN.
+            /// subset of those asked for) and the label the user confirmed. A name that equals a paired
+            /// client's, invisible characters and case aside: INVALID_PARAMS. The user denied this client
+            /// recently, another pairing is waiting for the user, or too many prompts lately: RATE_LIMITED
+            /// (`data.limit` says which, `retryAfterMs` when to ask again); denied, unanswered in time or
+            /// nothing granted: FORBIDDEN.
             PairingRequest = "pairing.request" {
                 lane: Connection, admit: Open, scope: None,
                 params: PairingParams, result: Pairing, result_name: "pairing",

@@ -40,8 +40,10 @@
 //! ([`ServerConfig::auth_deadline`]) besides the time per message, so peers that never
 //! authenticate cannot hold every slot; every `session.authenticate` attempt counts toward
 //! [`ServerConfig::max_auth_failures`], those in a batch too; a pairing is withdrawn when its
-//! connection closes, and after one that was not approved the next waits
-//! ([`super::auth::AuthConfig::pairing_backoff`]).
+//! connection closes (no denial), a client the user denied waits before it may ask again
+//! ([`super::auth::AuthConfig::pairing_backoff`], per client name and peer uid), and prompts
+//! that did not end in a pairing are capped per interval whoever asks
+//! ([`super::auth::AuthConfig::max_pairing_prompts`]).
 
 mod session;
 mod socket;
@@ -208,12 +210,12 @@ impl Server {
                             return;
                         };
                         let conn_id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
-                        let Ok(pid) = socket::same_user_peer(&stream) else {
+                        let Ok((pid, uid)) = socket::same_user_peer(&stream) else {
                             tracing::warn!(conn_id, "companion: refused a connection from another user");
                             return;
                         };
                         let fd = Some(std::os::fd::AsRawFd::as_raw_fd(&stream));
-                        let peer = session::Peer { pid, fd, unauthenticated: Some(unauthenticated) };
+                        let peer = session::Peer { pid, uid, fd, unauthenticated: Some(unauthenticated) };
                         let (rd, wr) = stream.into_split();
                         session::connection(shared, conn_id, rd, wr, peer, kill).await;
                         drop(slot);

@@ -35,6 +35,7 @@ pub(super) fn line_of(v: &Value) -> Vec<u8> {
 struct Session {
     conn_id: u64,
     peer_pid: Option<i32>,
+    peer_uid: Option<u32>,
     /// The socket, to notice a peer that went away while its pairing waits for the user.
     peer_fd: Option<RawFd>,
     identity: Option<Arc<ClientIdentity>>,
@@ -51,6 +52,7 @@ struct Session {
 /// The peer and its unauthenticated slot, as the server accepted it.
 pub(super) struct Peer {
     pub(super) pid: Option<i32>,
+    pub(super) uid: Option<u32>,
     pub(super) fd: Option<RawFd>,
     pub(super) unauthenticated: Option<OwnedSemaphorePermit>,
 }
@@ -89,6 +91,7 @@ pub(super) async fn connection<R, W>(
     let mut session = Session {
         conn_id,
         peer_pid: peer.pid,
+        peer_uid: peer.uid,
         peer_fd: peer.fd,
         identity: None,
         failures: 0,
@@ -279,7 +282,7 @@ async fn session_call(
             if session.failures >= shared.config.max_auth_failures {
                 return (respond(call.id, Err(too_many_failures())), Next::Close);
             }
-            let outcome = authenticate(shared, session, &call.params).and_then(wire);
+            let outcome = authenticate(shared, session, &call.params).and_then(|r| wire(method, r));
             let mut next = Next::Continue;
             if outcome.is_err() {
                 session.failures += 1;
@@ -297,7 +300,7 @@ async fn session_call(
             }
             // The prompt is withdrawn when the requesting connection goes away.
             let outcome = tokio::select! {
-                r = shared.auth.pair(call.params, session.peer_pid) => r.and_then(wire),
+                r = shared.auth.pair_from(call.params, session.peer_pid, session.peer_uid) => r.and_then(|r| wire(method, r)),
                 () = peer_gone(session.peer_fd) => {
                     tracing::info!(conn_id = session.conn_id, "companion: pairing withdrawn, the connection closed");
                     return (None, Next::Close);
@@ -327,10 +330,23 @@ async fn peer_gone(fd: Option<RawFd>) {
     }
 }
 
-/// A result as its wire JSON.
-fn wire<T: serde::Serialize>(value: T) -> Result<Value, CompanionError> {
-    serde_json::to_value(value)
-        .map_err(|_| CompanionError::new(ErrorCode::InternalError, "The result could not be encoded"))
+/// The result of the connection method `method`, which already took effect (a pairing stored,
+/// the connection authenticated), as its wire JSON. An answer that cannot be encoded is never
+/// reported as if the call had not run (as the engine's, [`crate::companion::engine`]'s
+/// `encoded`): `INTERNAL_ERROR` with `retryable: false` and a message saying it took effect.
+fn wire<T: serde::Serialize>(method: Method, value: T) -> Result<Value, CompanionError> {
+    serde_json::to_value(value).map_err(|e| {
+        tracing::error!(error = %e, method = %method, "companion: a call took effect, but its result could not be encoded");
+        let what = match method {
+            Method::PairingRequest => {
+                "the client was paired, but its key could not be sent; ask the user to revoke the new pairing, then pair \
+                 again"
+            }
+            _ => "the connection is authenticated, but the answer could not be sent",
+        };
+        CompanionError::new(ErrorCode::InternalError, format!("{method} took effect and is not undone: {what}"))
+            .with("retryable", false)
+    })
 }
 
 /// `session.authenticate` params, `{"clientId": 1..64 bytes, "key": 1..128 bytes}` and nothing
@@ -486,4 +502,35 @@ pub(in crate::companion) fn read_params(
         Lane::Transport => route.method.decode_params(discover_params(params.clone())),
         Lane::Engine => route.method.decode_params(params.clone()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value serde cannot encode.
+    struct Unencodable;
+
+    impl serde::Serialize for Unencodable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("a value beyond JSON"))
+        }
+    }
+
+    // CP-6-16, CP-4-20: the connection's own methods change state before they answer (a
+    // pairing is stored, a connection authenticated), so an answer that cannot be encoded is
+    // `INTERNAL_ERROR` with `retryable: false`, saying it took effect, like the engine's
+    // encode-after-run case. (Before: retryable "could not be encoded": a retried pairing would
+    // ask the user again for a client already paired.)
+    #[test]
+    fn an_unencodable_answer_of_a_connection_method_is_not_retryable() {
+        for method in [Method::PairingRequest, Method::SessionAuthenticate] {
+            let e = wire(method, Unencodable).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InternalError);
+            assert!(!e.retryable(), "{method}");
+            assert_eq!(e.to_jsonrpc()["data"]["retryable"], false);
+            assert!(e.message.contains("took effect"), "{}", e.message);
+        }
+        assert_eq!(wire(Method::SessionAuthenticate, 5).unwrap(), 5);
+    }
 }

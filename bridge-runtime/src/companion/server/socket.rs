@@ -68,13 +68,13 @@ pub fn bind_private(path: &Path) -> io::Result<UnixListener> {
     Ok(listener)
 }
 
-/// The peer's process id (when the system reports it) if the peer runs as this user; `Err` for
-/// another user's connection. A peer whose credentials cannot be read is accepted (the socket's
-/// directory and file modes already keep other users out).
-pub(super) fn same_user_peer(stream: &UnixStream) -> Result<Option<i32>, ()> {
+/// The peer's process id (when the system reports it) and user id if the peer runs as this
+/// user; `Err` for another user's connection. A peer whose credentials cannot be read is
+/// accepted (the socket's directory and file modes already keep other users out).
+pub(super) fn same_user_peer(stream: &UnixStream) -> Result<(Option<i32>, Option<u32>), ()> {
     match stream.peer_cred() {
         Ok(cred) if cred.uid() != euid() => Err(()),
-        Ok(cred) => Ok(cred.pid()),
-        Err(_) => Ok(None),
+        Ok(cred) => Ok((cred.pid(), Some(cred.uid()))),
+        Err(_) => Ok((None, None)),
     }
 }
