@@ -32,7 +32,7 @@ fn hidden(c: char) -> bool {
 
 /// `s` with every control character, line/paragraph separator and default-ignorable code
 /// point (zero-width characters, bidi controls, tag characters, …) written as a visible Rust-style
-/// escape, `\u{200b}`; borrowed when there is none. Not cut: see [`clip`] for a bounded quote.
+/// escape, `\u{200b}`; borrowed when there is none. Not cut to a length.
 /// For showing text a peer chose (a client's name in a pairing prompt, a label) to a person as
 /// what it is.
 pub fn escape_invisible(s: &str) -> Cow<'_, str> {

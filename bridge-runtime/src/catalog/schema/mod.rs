@@ -271,7 +271,7 @@ pub(crate) fn add_expected_version(schema: &mut Map<String, Value>) {
 /// [`ToolResult`](crate::model::ToolResult) type writes, `message` (string) and
 /// `openedWindowIds` (string array), and `result` = the action's normalized output schema with
 /// its definitions hoisted to the envelope's `$defs`; no `result` key when the action returns
-/// none. See [`lean_output`] for the descriptions it keeps: only `result`'s own.
+/// none. Tools keep only `result`'s own description (see `lean_output`).
 ///
 /// Permissive, as OQ-GB-18 allows: nothing is `required` and unknown keys are allowed, so the
 /// one schema fits the success object and the error object `{code, message, currentVersion?,
