@@ -1,4 +1,5 @@
 use crate::catalog::{ArgumentLimits, Catalog};
+use crate::gui::actor::{Actor, AgentActor};
 use crate::gui::published::{Listed, Published};
 use crate::gui::ui::Ui;
 use crate::gui::window::AnyActions;
@@ -146,7 +147,9 @@ impl Bridge {
 
     /// Runs `f` on the UI owner's thread, in turn with every other operation, and returns its
     /// value. This is the host API for the human user's own edits (`ui.edit(..)`), which thus
-    /// bump versions and fire notifications like an agent's call. When the queue is full
+    /// bump versions and fire notifications like an agent's call. Each [`Ui`] method `f` calls
+    /// names its own actor ([`Ui::edit`] the user, [`Ui::open`] the app; see
+    /// [`Actor`]). When the queue is full
     /// ([`BridgeBuilder::max_queued_calls`]) it waits for room rather than failing: the host's
     /// own edits are never refused. `Err(OwnerGone)` also when `f` panicked (the owner keeps
     /// running; a panic in [`Ui::edit`] marks its window failed, see [`Ui::failure`]).
@@ -190,20 +193,35 @@ impl Bridge {
     /// stale (the caps are judged like a transport's size limit, before the call is looked at);
     /// every call within the caps keeps the order `window_not_found` → `blocked_by_modal` →
     /// `action_not_available` → `stale_state` → `validation_failed`.
+    ///
+    /// # Who calls
+    ///
+    /// The call is an agent's: [`AgentActor::in_process`] (no transport, connection or token),
+    /// as it always was. The MCP server calls [`Bridge::call_tool_as`] with the agent its
+    /// transport identified; a host that runs a tool for the user calls that with
+    /// [`Actor::User`] (or [`Ui::call_tool`] on its own thread).
     pub async fn call_tool(&self, name: &str, args: Map<String, Value>) -> CallOutcome {
-        self.call(None, name, args).await
+        self.call_tool_as(Actor::Agent(AgentActor::in_process()), name, args).await
     }
 
-    /// [`Bridge::call_tool`] of a tool an adapter already found in a published table, so the
-    /// operation does not look it up again.
-    pub(crate) async fn call_listed(&self, tool: Listed, args: Map<String, Value>) -> CallOutcome {
+    /// [`Bridge::call_tool`] on the account of `actor` (see [`Actor`]): an agent is held to
+    /// what agents may do, the user and the app are not; the action sees `actor` as
+    /// [`ActionContext::actor`](crate::gui::ActionContext::actor). The caps, the queue and
+    /// the timeout apply whoever calls.
+    pub async fn call_tool_as(&self, actor: Actor, name: &str, args: Map<String, Value>) -> CallOutcome {
+        self.call(actor, None, name, args).await
+    }
+
+    /// [`Bridge::call_tool_as`] of a tool an adapter already found in a published table, so
+    /// the operation does not look it up again.
+    pub(crate) async fn call_listed(&self, actor: Actor, tool: Listed, args: Map<String, Value>) -> CallOutcome {
         let named = tool.clone();
-        self.call(Some(tool), &named.entry().name, args).await
+        self.call(actor, Some(tool), &named.entry().name, args).await
     }
 
-    /// Runs the call of `name` (the `listed` tool, when the caller found it) on the UI, after
-    /// checking its arguments against the caps (see [`Bridge::call_tool`]).
-    async fn call(&self, listed: Option<Listed>, name: &str, args: Map<String, Value>) -> CallOutcome {
+    /// Runs the call of `name` (the `listed` tool, when the caller found it) on the UI for
+    /// `actor`, after checking its arguments against the caps (see [`Bridge::call_tool`]).
+    async fn call(&self, actor: Actor, listed: Option<Listed>, name: &str, args: Map<String, Value>) -> CallOutcome {
         let limits = &self.shared.limits;
         let capped = match &listed {
             Some(tool) => limits.check(&args, tool.entry().action.declared()),
@@ -220,8 +238,8 @@ impl Bridge {
         }
         let run = move |ui: &mut Ui, name: &str| {
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &listed {
-                Some(tool) => ui.call_listed(tool.entry(), args),
-                None => ui.call_prechecked(name, args),
+                Some(tool) => ui.call_listed(actor, tool.entry(), args),
+                None => ui.call_prechecked(actor, name, args),
             }));
             let result = ran.unwrap_or_else(|_| {
                 // Outside the action itself (which the dispatcher guards): in applying its
@@ -600,7 +618,7 @@ impl std::fmt::Debug for GuiOwner {
 impl GuiOwner {
     /// Locks the UI for one frame: runs every queued operation first, then gives the [`Ui`] for
     /// drawing ([`Ui::window`], [`Ui::snapshot`]) and for the user's edits ([`Ui::edit`],
-    /// [`Ui::call_tool`] with `by_user`). Hold it for the frame, not across frames.
+    /// [`Ui::call_tool`] with `by_user`, or [`Ui::call_tool_as`] with [`Actor::User`]). Hold it for the frame, not across frames.
     pub fn frame(&self) -> MutexGuard<'_, UiOwner> {
         let mut guard = self.owner.lock().unwrap_or_else(|e| e.into_inner());
         guard.drain();

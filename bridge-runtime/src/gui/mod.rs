@@ -2,6 +2,7 @@
 //! topology and the operable set, versions, the one serialized dispatcher, and the handle
 //! adapters use (GB §2, §4.2, §7, §10).
 
+mod actor;
 mod bridge;
 pub(crate) mod context;
 mod published;
@@ -11,6 +12,7 @@ mod ui;
 mod window;
 
 pub use crate::catalog::ArgumentLimits;
+pub use actor::{Actor, AgentActor, ClientInfo, Transport};
 pub use bridge::{
     Bridge, BridgeBuilder, CallOutcome, DEFAULT_MAX_QUEUED_CALLS, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity,
     UiOwner,

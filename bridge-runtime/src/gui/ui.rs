@@ -4,6 +4,7 @@
 mod dispatch;
 
 use crate::catalog::{ActionSpec, AppSpec, ArgumentLimits, Catalog, WindowSpec};
+use crate::gui::actor::Actor;
 use crate::gui::context::{ActionContext, IdAllocator, Op, OpenOptions};
 use crate::gui::published::{Content, Published, PublishedWindow, ToolEntry};
 use crate::gui::text::one_line_title_and_summary;
@@ -53,6 +54,15 @@ struct AppSlot {
 /// lock) and runs one operation at a time (GB-10.1-3). After every operation it re-renders each
 /// window the operation could have changed, bumps the `version` of each whose
 /// `summary`/`blocks` changed (GB-4.2-8), and publishes the new state.
+///
+/// # Who made each operation
+/// Every operation has an [`Actor`]: an agent's tool calls ([`Ui::call_tool`] with `by_user =
+/// false`, [`Ui::call_tool_as`], and every call through [`Bridge`](crate::gui::Bridge) and MCP),
+/// the user's calls and edits ([`Ui::call_tool`] with `by_user = true`, [`Ui::edit`],
+/// [`Ui::edit_app`]), and the app's own changes ([`Ui::open`], [`Ui::close`],
+/// [`Ui::refresh_all`], [`Ui::clear_failure`]). A `shared_state` window re-rendered after an
+/// operation changes as part of that operation, on its actor's account. The table is on
+/// [`Actor`].
 ///
 /// # Which windows are re-rendered
 /// A window renders from its own value, so it can change only when something changes that
@@ -143,10 +153,10 @@ impl Ui {
         self.current.snapshot()
     }
 
-    /// Opens a window from the host (not from an action) and publishes the change.
-    /// Returns its external id.
+    /// Opens a window from the host (not from an action) and publishes the change: an
+    /// operation of the app's own code ([`Actor::App`]). Returns its external id.
     pub fn open<W: BridgeWindow + BridgeActions>(&mut self, window: W, options: OpenOptions) -> String {
-        let mut cx = ActionContext::new(&mut self.ids, None, true);
+        let mut cx = ActionContext::new(&mut self.ids, None, Actor::App);
         let id = cx.open_with(window, options);
         let ops = std::mem::take(&mut cx.ops);
         self.apply(ops);
@@ -154,7 +164,8 @@ impl Ui {
         id
     }
 
-    /// Closes window `id` (and the modals it owns) from the host. Returns whether it was open.
+    /// Closes window `id` (and the modals it owns) from the host, as the app's own code
+    /// ([`Actor::App`]). Returns whether it was open.
     pub fn close(&mut self, id: &str) -> bool {
         let found = self.index_of(id).is_some();
         self.apply(vec![Op::Close(id.to_owned())]);
@@ -172,7 +183,8 @@ impl Ui {
         self.index_of(id).is_some()
     }
 
-    /// The human user's edit of window `id` of type `W`, through the same path as an agent's
+    /// The human user's edit of window `id` of type `W` ([`Actor::User`]; the app's own code
+    /// edits with [`Ui::edit_as`] and [`Actor::App`]), through the same path as an agent's
     /// operation: it runs in turn, bumps versions and fires notifications.
     /// `None` when the window is not open or not a `W`.
     ///
@@ -180,9 +192,21 @@ impl Ui {
     /// windows it asked to open or close are left alone, and the window is marked failed (see
     /// [`Ui::failure`]) and re-rendered with a notice; then the panic resumes, in the caller.
     pub fn edit<W: 'static, R>(&mut self, id: &str, f: impl FnOnce(&mut W, &mut ActionContext<'_>) -> R) -> Option<R> {
+        self.edit_as(Actor::User, id, f)
+    }
+
+    /// [`Ui::edit`] on the account of `actor`: [`Actor::User`] (what `edit` does),
+    /// [`Actor::App`] for the app's own code, or an agent for an app that runs an agent's
+    /// request itself. `f` sees it as [`ActionContext::actor`].
+    pub fn edit_as<W: 'static, R>(
+        &mut self,
+        actor: Actor,
+        id: &str,
+        f: impl FnOnce(&mut W, &mut ActionContext<'_>) -> R,
+    ) -> Option<R> {
         let idx = self.index_of(id)?;
         let mut window = self.windows[idx].window.take()?;
-        let mut cx = ActionContext::new(&mut self.ids, Some(id.to_owned()), true);
+        let mut cx = ActionContext::new(&mut self.ids, Some(id.to_owned()), actor);
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             window.as_any_mut().downcast_mut::<W>().map(|w| f(w, &mut cx))
         }));
@@ -205,11 +229,21 @@ impl Ui {
         out
     }
 
-    /// The human user's edit of the app-level state of type `A`. A panic in `f` marks the
-    /// app-level action set failed (see [`Ui::failure`]), then resumes in the caller.
+    /// The human user's edit of the app-level state of type `A` ([`Actor::User`]; see
+    /// [`Ui::edit_app_as`]). A panic in `f` marks the app-level action set failed (see
+    /// [`Ui::failure`]), then resumes in the caller.
     pub fn edit_app<A: 'static, R>(&mut self, f: impl FnOnce(&mut A, &mut ActionContext<'_>) -> R) -> Option<R> {
+        self.edit_app_as(Actor::User, f)
+    }
+
+    /// [`Ui::edit_app`] on the account of `actor` (see [`Ui::edit_as`]).
+    pub fn edit_app_as<A: 'static, R>(
+        &mut self,
+        actor: Actor,
+        f: impl FnOnce(&mut A, &mut ActionContext<'_>) -> R,
+    ) -> Option<R> {
         let slot = self.app.as_mut()?;
-        let mut cx = ActionContext::new(&mut self.ids, None, true);
+        let mut cx = ActionContext::new(&mut self.ids, None, actor);
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             slot.actions.as_any_mut().downcast_mut::<A>().map(|a| f(a, &mut cx))
         }));
@@ -233,7 +267,8 @@ impl Ui {
 
     /// Re-renders every window and re-checks every action's availability now, bumping versions
     /// and publishing what changed: for a host that changed state windows read outside their
-    /// own value (see [which windows are re-rendered](Ui#which-windows-are-re-rendered)).
+    /// own value (see [which windows are re-rendered](Ui#which-windows-are-re-rendered)). An
+    /// operation of the app's own code ([`Actor::App`]).
     pub fn refresh_all(&mut self) {
         for e in &mut self.windows {
             e.dirty = true;
@@ -291,7 +326,7 @@ impl Ui {
 
     /// Clears the failure mark of window `id` (or of the app-level action set, `id` = `"app"`),
     /// re-rendering it without the notice and listing its tools again. Returns whether it was
-    /// marked. See [`Ui::failure`].
+    /// marked. See [`Ui::failure`]. An operation of the app's own code ([`Actor::App`]).
     pub fn clear_failure(&mut self, id: &str) -> bool {
         let cleared = if id == crate::catalog::APP_PREFIX {
             self.app_dirty = true;

@@ -21,6 +21,7 @@ mod companion_socket_logs;
 mod companion_store;
 mod export;
 mod fuzz_corpus;
+mod gui_actor;
 mod gui_caps;
 mod gui_failures;
 mod gui_incremental;
