@@ -1,5 +1,6 @@
 use crate::catalog::{ArgumentLimits, Catalog};
 use crate::gui::actor::{Actor, AgentActor};
+use crate::gui::journal::{Journal, JournalLimits, Operation, Outcome, Pending, unread_arguments};
 use crate::gui::published::{Listed, Published};
 use crate::gui::ui::Ui;
 use crate::gui::window::AnyActions;
@@ -51,6 +52,8 @@ struct Shared {
     waiting: AtomicUsize,
     /// [`BridgeBuilder::argument_limits`].
     limits: ArgumentLimits,
+    /// The journal the UI appends to; calls refused before their turn are appended here.
+    journal: Journal,
 }
 
 /// The default of [`BridgeBuilder::max_queued_calls`].
@@ -116,7 +119,15 @@ impl Bridge {
             waker: None,
             render_all: false,
             limits: ArgumentLimits::default(),
+            journal: true,
+            journal_limits: JournalLimits::default(),
         }
+    }
+
+    /// The journal of every operation on the UI (see [`Journal`]; [`BridgeBuilder::journal`]):
+    /// readable from any thread without waiting for the UI's turn.
+    pub fn journal(&self) -> Journal {
+        self.shared.journal.clone()
     }
 
     /// The latest published state (snapshot, its JSON, the tool list).
@@ -230,12 +241,24 @@ impl Bridge {
                 limits.check(&args, published.tool(name).and_then(|t| t.action.declared()))
             }
         };
+        let started = self.shared.journal.is_on().then(|| Pending::new(actor.clone(), tool_operation(name)));
         if !capped.is_within() {
             let result = Err(crate::gui::ui::capped_error(limits, capped));
+            if let Some(mut pending) = started {
+                pending.arguments = unread_arguments(&args);
+                self.refused(pending, name, &result);
+            }
             // Dropping a huge argument map is linear too; the caller is answered after it.
             drop(args);
             return CallOutcome { result, published: self.published() };
         }
+        // A refusal before the call's turn (busy, timed out) records the size of its arguments,
+        // taken now (they move into the operation), not their values: nothing read them, and
+        // a flood of such calls costs no masking.
+        let before_turn = started.map(|mut pending| {
+            pending.arguments = unread_arguments(&args);
+            pending
+        });
         let run = move |ui: &mut Ui, name: &str| {
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &listed {
                 Some(tool) => ui.call_listed(actor, tool.entry(), args),
@@ -258,13 +281,13 @@ impl Bridge {
         if let Exec::Inline(ui) = &self.shared.exec {
             let slot = WaitSlot(&self.shared.waiting);
             if slot.0.fetch_add(1, Ordering::AcqRel) >= self.shared.max_queued {
-                return self.busy(name);
+                return self.refused_outcome(before_turn, name, self.busy(name));
             }
             // The slot is freed once the lock is ours, or when the caller gives up waiting.
             let locked = tokio::time::timeout(self.shared.action_timeout, ui.lock()).await;
             drop(slot);
             let Ok(mut ui) = locked else {
-                return self.withdrawn(name);
+                return self.refused_outcome(before_turn, name, self.withdrawn(name));
             };
             return run(&mut ui, name);
         }
@@ -284,7 +307,7 @@ impl Bridge {
         };
         match sent {
             Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(_)) => return self.busy(name),
+            Err(mpsc::error::TrySendError::Full(_)) => return self.refused_outcome(before_turn, name, self.busy(name)),
             Err(mpsc::error::TrySendError::Closed(_)) => return gone(),
         }
         match tokio::time::timeout(self.shared.action_timeout, &mut rx).await {
@@ -292,12 +315,41 @@ impl Bridge {
             Ok(Err(_)) => gone(),
             Err(_) => {
                 if state.compare_exchange(PENDING, ABANDONED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-                    self.withdrawn(name)
+                    self.refused_outcome(before_turn, name, self.withdrawn(name))
                 } else {
                     rx.await.unwrap_or_else(|_| gone())
                 }
             }
         }
+    }
+
+    /// Journals a call refused before its turn (`pending`, when the journal is on), then
+    /// returns its `outcome`.
+    fn refused_outcome(&self, pending: Option<Pending>, name: &str, outcome: CallOutcome) -> CallOutcome {
+        if let Some(pending) = pending {
+            self.refused(pending, name, &outcome.result);
+        }
+        outcome
+    }
+
+    /// Appends the entry of a call of `name` refused before its turn with `result`: its window
+    /// as the name claims it, with the title and version last published.
+    fn refused(&self, mut pending: Pending, name: &str, result: &Result<ToolResult, ToolError>) {
+        let published = self.published();
+        let window = match crate::catalog::claimed(name) {
+            Some(crate::catalog::ToolName::Window { id, .. }) => Some(id),
+            _ => None,
+        };
+        let state = window.as_deref().and_then(|id| published.window(id));
+        pending.window_title = state.map(|w| w.title.clone());
+        pending.version_before = state.map(|w| w.version);
+        pending.window_id = window;
+        let (outcome, message) = match result {
+            Ok(r) => (Outcome::Ok, r.message.clone()),
+            Err(e) => (Outcome::Error { code: e.code }, Some(e.message.clone())),
+        };
+        let after = pending.version_before;
+        self.shared.journal.append(pending.finish(outcome, message, after, Vec::new(), Vec::new()));
     }
 
     /// `action_timeout`: the call did not start within the action timeout and took no effect.
@@ -352,6 +404,11 @@ impl Bridge {
     }
 }
 
+/// The journal's operation for a call of tool `name` (clipped as messages quote it).
+fn tool_operation(name: &str) -> Operation {
+    Operation::Tool { name: crate::model::quote::clip(name).into_owned() }
+}
+
 /// One agent call counted in [`Shared::waiting`] (counted by the caller), uncounted on drop.
 struct WaitSlot<'a>(&'a AtomicUsize);
 
@@ -373,9 +430,26 @@ pub struct BridgeBuilder {
     waker: Option<Waker>,
     render_all: bool,
     limits: ArgumentLimits,
+    journal: bool,
+    journal_limits: JournalLimits,
 }
 
 impl BridgeBuilder {
+    /// Whether operations are journaled in memory (default `true`; see [`Journal`], which is
+    /// not an audit trail). Off, [`Bridge::journal`] stays empty and operations pay nothing
+    /// for it.
+    pub fn journal(mut self, on: bool) -> Self {
+        self.journal = on;
+        self
+    }
+
+    /// The journal's bounds (default [`JournalLimits::default`]: 10,000 entries, 16 MiB, 4 KiB
+    /// of arguments per entry).
+    pub fn journal_limits(mut self, limits: JournalLimits) -> Self {
+        self.journal_limits = limits;
+        self
+    }
+
     /// Sets the app-level action set (`app__{action}` tools) and its state.
     pub fn app<A: BridgeActions>(mut self, app: A) -> Self {
         self.catalog.set_app::<A>();
@@ -494,7 +568,8 @@ impl BridgeBuilder {
     fn build_with(self, exec: impl FnOnce(&mut Option<Ui>) -> Exec) -> (Bridge, Option<Ui>) {
         let app_spec = self.catalog.app().cloned();
         let catalog = Arc::new(RwLock::new(self.catalog));
-        let ui = Ui::new(catalog.clone(), self.app, app_spec, self.render_all, self.limits);
+        let journal = Journal::new(self.journal, self.journal_limits);
+        let ui = Ui::new(catalog.clone(), self.app, app_spec, self.render_all, self.limits, journal.clone());
         let watch = ui.watch();
         let mut ui = Some(ui);
         let exec = exec(&mut ui);
@@ -511,6 +586,7 @@ impl BridgeBuilder {
             max_queued: self.max_queued,
             waiting: AtomicUsize::new(0),
             limits: self.limits,
+            journal,
         });
         (Bridge { shared }, ui)
     }

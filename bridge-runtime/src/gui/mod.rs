@@ -5,6 +5,7 @@
 mod actor;
 mod bridge;
 pub(crate) mod context;
+mod journal;
 mod published;
 mod text;
 mod topology;
@@ -18,6 +19,10 @@ pub use bridge::{
     UiOwner,
 };
 pub use context::{ActionContext, OpenOptions};
+pub use journal::{
+    DEFAULT_JOURNAL_ARGUMENT_BYTES, DEFAULT_JOURNAL_BYTES, DEFAULT_JOURNAL_ENTRIES, Journal, JournalEntry,
+    JournalLimits, Operation, Outcome,
+};
 pub use published::{Published, ToolEntry};
 pub use text::{MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};
 #[cfg(feature = "testing")]

@@ -6,6 +6,7 @@ mod dispatch;
 use crate::catalog::{ActionSpec, AppSpec, ArgumentLimits, Catalog, WindowSpec};
 use crate::gui::actor::Actor;
 use crate::gui::context::{ActionContext, IdAllocator, Op, OpenOptions};
+use crate::gui::journal::{Journal, JournalLimits, Operation, Outcome, Pending};
 use crate::gui::published::{Content, Published, PublishedWindow, ToolEntry};
 use crate::gui::text::one_line_title_and_summary;
 use crate::gui::topology::operable_set;
@@ -102,6 +103,15 @@ pub struct Ui {
     app_failed: Option<String>,
     /// Caps on a call's arguments (`BridgeBuilder::argument_limits`).
     limits: ArgumentLimits,
+    /// The journal every operation appends to.
+    journal: Journal,
+    /// Whether it records (so an app without it pays nothing per operation).
+    journal_on: bool,
+    /// Its bounds (read on every call without taking its lock).
+    journal_limits: JournalLimits,
+    /// Windows opened and closed since the current operation began (its journal entry's).
+    op_opened: Vec<String>,
+    op_closed: Vec<String>,
 }
 
 impl Ui {
@@ -111,6 +121,7 @@ impl Ui {
         app_spec: Option<Arc<AppSpec>>,
         render_all: bool,
         limits: ArgumentLimits,
+        journal: Journal,
     ) -> Self {
         let current = Arc::new(Published::empty());
         let (published, _) = watch::channel(current.clone());
@@ -134,6 +145,11 @@ impl Ui {
             last_agent_call: None,
             app_failed: None,
             limits,
+            journal_on: journal.is_on(),
+            journal_limits: journal.limits(),
+            journal,
+            op_opened: Vec::new(),
+            op_closed: Vec::new(),
         };
         ui.commit();
         ui
@@ -156,11 +172,17 @@ impl Ui {
     /// Opens a window from the host (not from an action) and publishes the change: an
     /// operation of the app's own code ([`Actor::App`]). Returns its external id.
     pub fn open<W: BridgeWindow + BridgeActions>(&mut self, window: W, options: OpenOptions) -> String {
+        let pending = self.begin(Actor::App, Operation::Open, None);
         let mut cx = ActionContext::new(&mut self.ids, None, Actor::App);
         let id = cx.open_with(window, options);
         let ops = std::mem::take(&mut cx.ops);
         self.apply(ops);
         self.commit();
+        if let Some(mut pending) = pending {
+            pending.window_id = Some(id.clone());
+            pending.window_title = self.index_of(&id).map(|i| self.windows[i].published.state.title.clone());
+            self.end(pending, Outcome::Ok, None);
+        }
         id
     }
 
@@ -168,8 +190,12 @@ impl Ui {
     /// ([`Actor::App`]). Returns whether it was open.
     pub fn close(&mut self, id: &str) -> bool {
         let found = self.index_of(id).is_some();
+        let pending = if found { self.begin(Actor::App, Operation::Close, Some(id)) } else { None };
         self.apply(vec![Op::Close(id.to_owned())]);
         self.commit();
+        if let Some(pending) = pending {
+            self.end(pending, Outcome::Ok, None);
+        }
         found
     }
 
@@ -205,6 +231,7 @@ impl Ui {
         f: impl FnOnce(&mut W, &mut ActionContext<'_>) -> R,
     ) -> Option<R> {
         let idx = self.index_of(id)?;
+        let pending = self.begin(actor.clone(), Operation::Edit, Some(id));
         let mut window = self.windows[idx].window.take()?;
         let mut cx = ActionContext::new(&mut self.ids, Some(id.to_owned()), actor);
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -218,6 +245,9 @@ impl Ui {
                 tracing::error!(window = id, "a host edit panicked; the window is marked failed");
                 self.mark_failed(Some(idx), EDIT_FAILED.to_owned());
                 self.commit();
+                if let Some(pending) = pending {
+                    self.end(pending, Outcome::Panicked, Some(EDIT_FAILED.to_owned()));
+                }
                 std::panic::resume_unwind(panic);
             }
         };
@@ -226,6 +256,9 @@ impl Ui {
             self.apply(ops);
         }
         self.commit();
+        if let Some(pending) = pending.filter(|_| out.is_some()) {
+            self.end(pending, Outcome::Ok, None);
+        }
         out
     }
 
@@ -242,6 +275,8 @@ impl Ui {
         actor: Actor,
         f: impl FnOnce(&mut A, &mut ActionContext<'_>) -> R,
     ) -> Option<R> {
+        self.app.as_ref()?;
+        let pending = self.begin(actor.clone(), Operation::Edit, None);
         let slot = self.app.as_mut()?;
         let mut cx = ActionContext::new(&mut self.ids, None, actor);
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -254,6 +289,9 @@ impl Ui {
                 tracing::error!("a host edit of the app state panicked; the app-level actions are marked failed");
                 self.mark_failed(None, EDIT_FAILED.to_owned());
                 self.commit();
+                if let Some(pending) = pending {
+                    self.end(pending, Outcome::Panicked, Some(EDIT_FAILED.to_owned()));
+                }
                 std::panic::resume_unwind(panic);
             }
         };
@@ -262,6 +300,9 @@ impl Ui {
             self.apply(ops);
         }
         self.commit();
+        if let Some(pending) = pending.filter(|_| out.is_some()) {
+            self.end(pending, Outcome::Ok, None);
+        }
         out
     }
 
@@ -270,11 +311,54 @@ impl Ui {
     /// own value (see [which windows are re-rendered](Ui#which-windows-are-re-rendered)). An
     /// operation of the app's own code ([`Actor::App`]).
     pub fn refresh_all(&mut self) {
+        let pending = self.begin(Actor::App, Operation::Refresh, None);
         for e in &mut self.windows {
             e.dirty = true;
         }
         self.app_dirty = true;
         self.commit();
+        if let Some(pending) = pending {
+            self.end(pending, Outcome::Ok, None);
+        }
+    }
+
+    /// The journal of every operation on this UI (see [`Journal`]): read it for the app's own
+    /// display; nothing can change it.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// Starts the journal entry of an operation by `actor` on window `id` (`None`: the app
+    /// level or none), when the journal records; clears the windows opened and closed.
+    fn begin(&mut self, actor: Actor, operation: Operation, id: Option<&str>) -> Option<Pending> {
+        if !self.journal_on {
+            return None;
+        }
+        self.op_opened.clear();
+        self.op_closed.clear();
+        let mut pending = Pending::new(actor, operation);
+        if let Some(id) = id {
+            pending.window_id = Some(id.to_owned());
+            if let Some(i) = self.index_of(id) {
+                let state = &self.windows[i].published.state;
+                pending.window_title = Some(state.title.clone());
+                pending.version_before = Some(state.version);
+            }
+        }
+        Some(pending)
+    }
+
+    /// Appends the entry `pending` began, with `outcome`, `message`, the window's version now
+    /// and the windows opened and closed since it began.
+    fn end(&mut self, pending: Pending, outcome: Outcome, message: Option<String>) {
+        let after = pending
+            .window_id
+            .as_deref()
+            .and_then(|id| self.index_of(id))
+            .map(|i| self.windows[i].published.state.version);
+        let opened = std::mem::take(&mut self.op_opened);
+        let closed = std::mem::take(&mut self.op_closed);
+        self.journal.append(pending.finish(outcome, message, after, opened, closed));
     }
 
     /// Read access for drawing: window `id` if it is open and a `W`. A GUI draws
@@ -328,6 +412,7 @@ impl Ui {
     /// re-rendering it without the notice and listing its tools again. Returns whether it was
     /// marked. See [`Ui::failure`]. An operation of the app's own code ([`Actor::App`]).
     pub fn clear_failure(&mut self, id: &str) -> bool {
+        let pending = self.begin(Actor::App, Operation::ClearFailure, (id != crate::catalog::APP_PREFIX).then_some(id));
         let cleared = if id == crate::catalog::APP_PREFIX {
             self.app_dirty = true;
             self.app_failed.take().is_some()
@@ -337,6 +422,9 @@ impl Ui {
             self.windows[i].failed.take().is_some()
         };
         self.commit();
+        if let Some(pending) = pending.filter(|_| cleared) {
+            self.end(pending, Outcome::Ok, None);
+        }
         cleared
     }
 
@@ -381,6 +469,9 @@ impl Ui {
                         summary: rendered.summary,
                         blocks: rendered.blocks,
                     };
+                    if self.journal_on {
+                        self.op_opened.push(handle.clone());
+                    }
                     self.index.insert(handle.clone(), self.windows.len());
                     self.windows.push(Entry {
                         handle,
@@ -420,6 +511,9 @@ impl Ui {
                         );
                         self.windows.retain(|e| e.handle != id);
                         self.reindex();
+                        if self.journal_on {
+                            self.op_closed.push(id);
+                        }
                         self.topology_changed = true;
                     }
                 }

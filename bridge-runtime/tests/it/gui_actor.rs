@@ -145,6 +145,15 @@ async fn each_stdio_connection_is_its_own_agent() {
     }
     assert_ne!(a["connection"], b["connection"], "two connections, two agents");
     assert_eq!(whoami(&clients[0]).await["connection"], a["connection"], "stable on one connection");
+    // The journal tells the two connections' calls apart.
+    let journaled: Vec<Value> = bridge
+        .journal()
+        .entries()
+        .iter()
+        .filter(|e| e.actor.is_agent())
+        .map(|e| serde_json::to_value(&e.actor).unwrap()["connection"].clone())
+        .collect();
+    assert_eq!(journaled, [a["connection"].clone(), b["connection"].clone(), a["connection"].clone()]);
 }
 
 async fn start_http(bridge: &Bridge) -> String {

@@ -25,6 +25,7 @@ mod gui_actor;
 mod gui_caps;
 mod gui_failures;
 mod gui_incremental;
+mod gui_journal;
 mod gui_model;
 mod gui_owner;
 mod mcp_apps;

@@ -7,6 +7,7 @@ use crate::catalog::schema::EXPECTED_VERSION;
 use crate::catalog::{ActionSpec, ArgumentLimits, Capped, ToolName, WINDOW_TOOL_SHAPE, claimed};
 use crate::gui::actor::{Actor, AgentActor};
 use crate::gui::context::{ActionContext, Op};
+use crate::gui::journal::{Operation, Outcome, Pending, record_arguments};
 use crate::gui::published::ToolEntry;
 use crate::gui::window::AnyActions;
 use crate::model::quote::clip;
@@ -119,15 +120,22 @@ impl Ui {
         prechecked: bool,
     ) -> Result<ToolResult, ToolError> {
         let agent = actor.is_agent();
-        let out = match listed {
-            Some(entry) => self.dispatch(&entry.tool, args, actor, prechecked),
-            // Not listed: what the name claims decides which check it fails (GB-7.2-1).
-            None => match claimed(name) {
-                Some(tool) => self.dispatch(&tool, args, actor, prechecked),
-                None => Err(no_such_tool(name)),
-            },
+        // Not listed: what the name claims decides which check it fails (GB-7.2-1).
+        let claimed_tool = if listed.is_none() { claimed(name) } else { None };
+        let tool = listed.map(|entry| &entry.tool).or(claimed_tool.as_ref());
+        let pending = self.begin_call(&actor, name, tool, listed, &args);
+        let out = match tool {
+            Some(tool) => self.dispatch(tool, args, actor, prechecked),
+            None => Err(no_such_tool(name)),
         };
         self.commit();
+        if let Some(pending) = pending {
+            let (outcome, message) = match &out {
+                Ok(result) => (Outcome::Ok, result.message.clone()),
+                Err(e) => (Outcome::Error { code: e.code }, Some(e.message.clone())),
+            };
+            self.end(pending, outcome, message);
+        }
         if let Some(entry) = listed.filter(|_| agent) {
             let seq = self.last_agent_call.as_ref().map_or(1, |c| c.seq + 1);
             self.last_agent_call = Some(AgentCall {
@@ -140,6 +148,39 @@ impl Ui {
             });
         }
         out
+    }
+
+    /// The journal entry of a call of `name` (`tool` as listed or claimed) by `actor`, begun
+    /// (`None` when the journal is off): its window as the name claims it, its arguments
+    /// masked by the action's schema (every value masked when the action is unknown).
+    fn begin_call(
+        &mut self,
+        actor: &Actor,
+        name: &str,
+        tool: Option<&ToolName>,
+        listed: Option<&ToolEntry>,
+        args: &Map<String, Value>,
+    ) -> Option<Pending> {
+        if !self.journal_on {
+            return None;
+        }
+        let window = match tool {
+            Some(ToolName::Window { id, .. }) => Some(id.as_str()),
+            _ => None,
+        };
+        let mut pending = self.begin(actor.clone(), Operation::Tool { name: clip(name).into_owned() }, window)?;
+        let spec = match (listed, tool) {
+            (Some(entry), _) => Some(entry.action.clone()),
+            (None, Some(ToolName::Window { id, action })) => {
+                self.index_of(id).and_then(|i| self.windows[i].spec.actions.iter().find(|a| a.name == *action).cloned())
+            }
+            (None, Some(ToolName::App { action })) => {
+                self.app.as_ref().and_then(|slot| slot.spec.actions.iter().find(|a| a.name == *action).cloned())
+            }
+            _ => None,
+        };
+        pending.arguments = record_arguments(args, spec.as_deref(), self.journal_limits.max_argument_bytes);
+        Some(pending)
     }
 
     /// Checks, runs and applies one call of `tool`.
