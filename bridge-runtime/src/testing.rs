@@ -45,7 +45,9 @@
 //! app.call("w-1__add", json!({ "expectedVersion": v })).expect_err(ErrorCode::StaleState);
 //! ```
 
-use crate::gui::{ActionContext, Actor, AgentActor, Bridge, BridgeBuilder, Published, Ui, UiOwner, operable_set};
+use crate::gui::{
+    ActionContext, Actor, AgentActor, Bridge, BridgeBuilder, Journal, Published, Ui, UiOwner, operable_set,
+};
 use crate::mcp::notify::Revs;
 use crate::mcp::{to_call_tool_result, to_mcp_tool};
 use crate::model::{Block, ErrorCode, REDACTED, ToolError, ToolResult, WindowState, WindowsSnapshot};
@@ -180,6 +182,13 @@ impl TestApp {
         let out = self.owner.ui().edit_as::<W, R>(actor, id, f);
         self.settle(&format!("edit of {id}"));
         out.unwrap_or_else(|| panic!("TestApp::edit_as: no open window {id} of type {}", std::any::type_name::<W>()))
+    }
+
+    /// The journal of every step so far (see [`Journal`]): the agent's calls, the user's, the
+    /// app's opens and closes, each with its actor, masked arguments, versions and outcome.
+    pub fn journal(&mut self) -> Journal {
+        self.run_queued();
+        self.owner.ui().journal().clone()
     }
 
     /// The current `app://windows` snapshot.

@@ -118,7 +118,7 @@ fn the_appendix_a_session_is_journaled() {
     app.call(&format!("{dialog}__confirm"), json!({})).expect_ok();
     app.call(&format!("{dialog}__cancel"), json!({})).expect_err(ErrorCode::WindowNotFound);
 
-    let entries = app.ui().journal().entries();
+    let entries = app.journal().entries();
     type Row = (u64, String, String, Option<String>, Option<i64>, Option<i64>, Outcome);
     let rows: Vec<Row> = entries
         .iter()
@@ -161,5 +161,5 @@ fn the_appendix_a_session_is_journaled() {
         "{:?}",
         entries[4].message
     );
-    assert_eq!(app.ui().journal().dropped(), 0);
+    assert_eq!(app.journal().dropped(), 0);
 }

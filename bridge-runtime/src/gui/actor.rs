@@ -18,8 +18,12 @@ use std::sync::Arc;
 /// | `tools/call` over MCP | [`Actor::Agent`], filled in by the transport (see [`AgentActor`]) |
 /// | [`Bridge::call_tool`](crate::gui::Bridge::call_tool), [`Ui::call_tool`](crate::gui::Ui::call_tool) with `by_user = false` | [`AgentActor::in_process`] |
 /// | [`Ui::call_tool`](crate::gui::Ui::call_tool) with `by_user = true`, [`Ui::edit`](crate::gui::Ui::edit), [`Ui::edit_app`](crate::gui::Ui::edit_app) | [`Actor::User`] |
-/// | [`Ui::open`](crate::gui::Ui::open), [`Ui::close`](crate::gui::Ui::close), [`Ui::refresh_all`](crate::gui::Ui::refresh_all), [`Ui::clear_failure`](crate::gui::Ui::clear_failure), the re-render of a `shared_state` window after another operation | [`Actor::App`] |
+/// | [`Ui::open`](crate::gui::Ui::open), [`Ui::close`](crate::gui::Ui::close), [`Ui::refresh_all`](crate::gui::Ui::refresh_all), [`Ui::clear_failure`](crate::gui::Ui::clear_failure) | [`Actor::App`] |
 /// | the `*_as` forms ([`Bridge::call_tool_as`](crate::gui::Bridge::call_tool_as), [`Ui::call_tool_as`](crate::gui::Ui::call_tool_as), [`Ui::edit_as`](crate::gui::Ui::edit_as), [`Ui::edit_app_as`](crate::gui::Ui::edit_app_as)) | the one given |
+///
+/// A `#[bridge_window(shared_state)]` window is re-rendered after every operation: a change it
+/// shows then belongs to that operation, and so to its actor (after [`Ui::refresh_all`](crate::gui::Ui::refresh_all),
+/// the app). Companion requests are not operations on the UI and have no actor here.
 ///
 /// Only [`Actor::Agent`] is held to what an agent may do (a window marked failed refuses it,
 /// [`Ui::failure`](crate::gui::Ui::failure)); the user and the app are not. Nothing an agent

@@ -138,8 +138,9 @@ pub struct JournalEntry {
     pub window_title: Option<String>,
     /// A call's arguments with every sensitive parameter's value replaced by `"••••••"`, the
     /// mask sensitive fields show in the snapshot (GB-4.5-2): a parameter is sensitive when its
-    /// schema says `"writeOnly": true`, which a `Secret<…>` parameter's does by itself (and a
-    /// `Secret<…>` field of a `#[bridge(args)]` struct likewise, at any depth). When the tool's
+    /// schema says `"writeOnly": true`, which a `Secret<…>` parameter's does by itself, and a
+    /// parameter marked `#[bridge(sensitive)]` does too (a `Secret<…>` field of a
+    /// `#[bridge(args)]` struct or of an object parameter likewise, at any depth). When the tool's
     /// action is unknown (no such window or action), every value is masked. Past
     /// [`JournalLimits::max_argument_bytes`] this is a JSON string holding the first bytes of
     /// the masked arguments as compact JSON. `null` for operations other than calls.

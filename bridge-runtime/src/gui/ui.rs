@@ -63,7 +63,8 @@ struct AppSlot {
 /// [`Ui::edit_app`]), and the app's own changes ([`Ui::open`], [`Ui::close`],
 /// [`Ui::refresh_all`], [`Ui::clear_failure`]). A `shared_state` window re-rendered after an
 /// operation changes as part of that operation, on its actor's account. The table is on
-/// [`Actor`].
+/// [`Actor`]. Each operation appends one entry to the [`Journal`] ([`Ui::journal`]) before it
+/// returns.
 ///
 /// # Which windows are re-rendered
 /// A window renders from its own value, so it can change only when something changes that

@@ -59,10 +59,16 @@ impl SignIn {
         let _ = (card.number, pin);
     }
 
-    /// Store an API key: a plain `String` the author marks write-only, as `Secret` is.
+    /// Store an API key: plain `String`s the author marks sensitive, or write-only as
+    /// `Secret` is.
     #[bridge_action]
-    pub fn set_key(&mut self, #[schemars(extend("writeOnly" = true))] api_key: String) {
-        self.user = format!("{} chars", api_key.len());
+    pub fn set_key(
+        &mut self,
+        #[bridge(sensitive)] api_key: String,
+        #[schemars(extend("writeOnly" = true))] backup: String,
+        label: String,
+    ) {
+        self.user = format!("{label}: {} chars", api_key.len() + backup.len());
     }
 
     /// Say something long.
@@ -97,8 +103,8 @@ fn operation(entry: &JournalEntry) -> Value {
 }
 
 // GB-4.5-2: a `Secret<…>` parameter, a `Secret` field of an args struct, a `Secret` nested in
-// an object parameter, an `Option<Secret<…>>` and a parameter marked
-// `#[schemars(extend("writeOnly" = true))]` all show the snapshot's mask; other values are
+// an object parameter, an `Option<Secret<…>>`, a parameter marked `#[bridge(sensitive)]` and one
+// marked `#[schemars(extend("writeOnly" = true))]` all show the snapshot's mask; other values are
 // kept; the secrets appear nowhere in the journal's JSON.
 #[test]
 fn sensitive_parameters_are_masked_as_in_the_snapshot() {
@@ -110,10 +116,14 @@ fn sensitive_parameters_are_masked_as_in_the_snapshot() {
         json!({"card": {"number": "4111111111111111", "holder": "Ada"}, "pin": "1234", "note": "thanks"}),
     )
     .expect_ok();
-    app.call("w-1__set_key", json!({"api_key": "sk-live-abc"})).expect_ok();
+    app.call("w-1__set_key", json!({"api_key": "sk-live-abc", "backup": "sk-backup", "label": "main"})).expect_ok();
     let all = entries(&mut app);
     let calls: Vec<&JournalEntry> = all.iter().filter(|e| operation(e)["kind"] == "tool").collect();
-    assert_eq!(calls[3].arguments, json!({"api_key": "••••••"}), "a parameter marked writeOnly");
+    assert_eq!(
+        calls[3].arguments,
+        json!({"api_key": "••••••", "backup": "••••••", "label": "main"}),
+        "parameters marked sensitive or writeOnly"
+    );
     assert_eq!(calls[0].arguments, json!({"user": "ada", "password": "••••••"}));
     assert_eq!(calls[1].arguments, json!({"user": "ada", "password": "••••••"}));
     assert_eq!(
@@ -122,7 +132,7 @@ fn sensitive_parameters_are_masked_as_in_the_snapshot() {
     );
     assert_eq!(calls[0].arguments_bytes, json!({"user": "ada", "password": "hunter2"}).to_string().len());
     let text = serde_json::to_string(&all).unwrap();
-    for secret in ["hunter2", "hunter3", "4111111111111111", "1234", "sk-live-abc"] {
+    for secret in ["hunter2", "hunter3", "4111111111111111", "1234", "sk-live-abc", "sk-backup"] {
         assert!(!text.contains(secret), "{secret} leaked: {text}");
     }
     // The same mask the snapshot shows for sensitive fields.
