@@ -241,24 +241,24 @@ impl Bridge {
                 limits.check(&args, published.tool(name).and_then(|t| t.action.declared()))
             }
         };
-        let started = self.shared.journal.is_on().then(|| Pending::new(actor.clone(), tool_operation(name)));
+        // A call refused before its turn (over a cap, busy, timed out) is journaled with the
+        // size of its arguments the caps measured, not their values: nothing read them, and such
+        // refusals cost no masking.
+        let started = self.shared.journal.is_on().then(|| {
+            let mut pending = Pending::new(actor.clone(), tool_operation(name));
+            pending.arguments = unread_arguments(capped.bytes);
+            pending
+        });
         if !capped.is_within() {
             let result = Err(crate::gui::ui::capped_error(limits, capped));
-            if let Some(mut pending) = started {
-                pending.arguments = unread_arguments(&args);
+            if let Some(pending) = started {
                 self.refused(pending, name, &result);
             }
             // Dropping a huge argument map is linear too; the caller is answered after it.
             drop(args);
             return CallOutcome { result, published: self.published() };
         }
-        // A refusal before the call's turn (busy, timed out) records the size of its arguments,
-        // taken now (they move into the operation), not their values: nothing read them, and
-        // a flood of such calls costs no masking.
-        let before_turn = started.map(|mut pending| {
-            pending.arguments = unread_arguments(&args);
-            pending
-        });
+        let before_turn = started;
         let run = move |ui: &mut Ui, name: &str| {
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &listed {
                 Some(tool) => ui.call_listed(actor, tool.entry(), args),

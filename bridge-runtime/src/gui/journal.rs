@@ -145,7 +145,8 @@ pub struct JournalEntry {
     /// [`JournalLimits::max_argument_bytes`] this is a JSON string holding the first bytes of
     /// the masked arguments as compact JSON. `null` for operations other than calls.
     pub arguments: Value,
-    /// The size of the call's arguments as compact JSON, as received (before masking).
+    /// The size of the call's arguments as compact JSON, as received (before masking); for a
+    /// call refused before its turn, as the caps measured it (string escapes not counted).
     pub arguments_bytes: usize,
     /// Whether [`JournalEntry::arguments`] is cut short.
     pub arguments_truncated: bool,
@@ -271,8 +272,8 @@ fn cut_json(value: &Value, max_bytes: usize) -> String {
 
 /// What an entry keeps of the arguments of a call refused before its turn (over a cap, busy,
 /// timed out): nothing but their size (nothing read them; they may be huge).
-pub(crate) fn unread_arguments(args: &Map<String, Value>) -> (Value, usize, bool) {
-    (Value::Null, json_len(args), true)
+pub(crate) fn unread_arguments(bytes: usize) -> (Value, usize, bool) {
+    (Value::Null, bytes, true)
 }
 
 /// Deepest schema nesting followed when masking; deeper values are masked whole.

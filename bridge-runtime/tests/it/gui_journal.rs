@@ -292,3 +292,32 @@ async fn refusals_before_the_turn_and_the_off_switch() {
     let _ = off.call_tool("w-1__echo", json!({"text": "a"}).as_object().cloned().unwrap_or_default()).await;
     assert!(off.journal().is_empty() && !off.journal().is_on());
 }
+
+// A call refused as busy (GB-7.4-7: `action_timeout`, it took no effect) is journaled when it
+// is refused, with its arguments' size only; the queued call it waited behind is journaled when
+// it runs.
+#[tokio::test]
+async fn a_busy_refusal_is_journaled() {
+    use futures::FutureExt;
+    let (bridge, mut owner) = builder().max_queued_calls(1).build();
+    owner.ui().open(SignIn { user: String::new() }, OpenOptions::window());
+    let echo =
+        |text: &str| bridge.call_tool("w-1__echo", json!({ "text": text }).as_object().cloned().unwrap_or_default());
+    assert!(echo("queued").now_or_never().is_none());
+    let refused = echo("refused").now_or_never().expect("refused at once").result.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ActionTimeout);
+    assert_eq!(owner.drain(), 1);
+    let entries = bridge.journal().entries();
+    let rows: Vec<(u64, Outcome, Value, bool)> =
+        entries.iter().map(|e| (e.seq, e.outcome, e.arguments.clone(), e.arguments_truncated)).collect();
+    assert_eq!(
+        rows,
+        [
+            (1, Outcome::Ok, Value::Null, false),
+            (2, Outcome::Error { code: ErrorCode::ActionTimeout }, Value::Null, true),
+            (3, Outcome::Ok, json!({"text": "queued"}), false),
+        ]
+    );
+    assert_eq!(entries[1].arguments_bytes, json!({"text": "refused"}).to_string().len());
+    assert_eq!(entries[1].message.as_deref(), Some(refused.message.as_str()));
+}
