@@ -51,7 +51,7 @@ pub(crate) const SCOPES: &[&str] = &bridge_rules::SCOPES;
 pub(crate) const CANCEL_BEHAVIORS: &[&str] = &bridge_rules::CANCEL_BEHAVIORS;
 pub(crate) const QUEUE_MODES: &[&str] = &bridge_rules::QUEUE_MODES;
 pub(crate) const FALLBACK_REASONS: &[&str] = &bridge_rules::FALLBACK_REASONS;
-const PARAM_KEYS: &[&str] = &["args", "description"];
+const PARAM_KEYS: &[&str] = &["args", "description", "sensitive"];
 const FIELDSET_KEYS: &[&str] = &["label", "sensitive", "skip"];
 const ROW_KEYS: &[&str] = &["label", "skip"];
 const CONTAINER_KEYS: &[&str] = &["crate"];
@@ -869,6 +869,9 @@ pub(crate) fn capability_attrs(cx: &Ctxt, attr: &Attribute) -> CapabilityAttrs {
 pub(crate) struct ParamAttrs {
     pub(crate) args: Option<Ident>,
     pub(crate) description: Option<String>,
+    /// `#[bridge(sensitive)]`: the property's schema says `"writeOnly": true`, as a `Secret<…>`
+    /// parameter's does by itself, so the journal masks its value.
+    pub(crate) sensitive: Option<proc_macro2::Span>,
     /// `#[schemars(…)]` attributes, forwarded to the property's schema
     /// (`length(min = 1, max = 200)`, `range(…)`, …).
     pub(crate) schemars: Vec<Attribute>,
@@ -886,10 +889,12 @@ pub(crate) struct ParamAttrs {
 pub(crate) fn param_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ParamAttrs {
     let mut args = Attr::none(cx, "args");
     let mut description: Attr<String> = Attr::none(cx, "description");
+    let mut sensitive = Attr::none(cx, "sensitive");
     for attr in attrs.iter().filter(|a| is_bridge(a)) {
         parse_attr(cx, attr, |meta| {
             match key(&meta).as_str() {
                 "args" => args.set(&meta.path, flag(&meta)?),
+                "sensitive" => sensitive.set(&meta.path, flag(&meta)?),
                 "description" => {
                     let path = meta.path.clone();
                     description.set(&path, lit_str(&meta)?.value());
@@ -904,7 +909,16 @@ pub(crate) fn param_attrs(cx: &Ctxt, attrs: &[Attribute]) -> ParamAttrs {
     let description = description.get().or_else(|| doc_comment(attrs));
     let schemars = attrs.iter().filter(|a| is_schemars(a)).cloned().collect();
     let serde = attrs.iter().find(|a| is_serde(a)).map(ToTokens::to_token_stream);
-    ParamAttrs { args: args.get(), description, schemars, rename, default, serde, schemars_with }
+    ParamAttrs {
+        args: args.get(),
+        description,
+        sensitive: sensitive.get().map(|i: Ident| i.span()),
+        schemars,
+        rename,
+        default,
+        serde,
+        schemars_with,
+    }
 }
 
 /// `#[serde(rename = "…", default)]` on a parameter. These two keep the schema, the JSON

@@ -124,9 +124,12 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 /// (`length(min = 1, max = 20)`, `range(…)`, `regex(…)`, …; `rename`/`default`/`skip`/`flatten`
 /// are errors, as they would change the schema alone); `#[serde(rename = "…")]`, the JSON name
 /// (in the schema, where the argument is read, in `updatable`); `#[serde(default)]`, an optional
-/// property whose absence reads as `Default::default()`. Other serde keys are an error: take a
-/// `#[bridge(args)]` struct, where serde applies in full. On the `#[bridge(args)]` parameter
-/// itself, `#[schemars]` and `#[serde]` have no effect and are errors.
+/// property whose absence reads as `Default::default()`; `#[bridge(sensitive)]`, a secret the
+/// journal masks as the snapshot masks sensitive fields (the property's schema says
+/// `"writeOnly": true`, as a `Secret<…>` parameter's does by itself). Other serde keys are an
+/// error: take a `#[bridge(args)]` struct, where serde applies in full. On the
+/// `#[bridge(args)]` parameter itself, `#[schemars]`, `#[serde]` and `sensitive` have no effect
+/// and are errors.
 ///
 /// On a generic impl (`impl<T> Editor<T>`), each parameter type naming `T` is given the bounds
 /// it needs (`DeserializeOwned + JsonSchema`, …) in the generated impl's where clause, so an

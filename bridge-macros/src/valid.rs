@@ -513,6 +513,13 @@ fn param_attrs<'p, 'a: 'p>(cx: &Ctxt, params: impl Iterator<Item = &'p Param<'a>
                      the schema, so put it on the struct or its fields",
                 );
             }
+            if let Some(span) = p.attrs.sensitive {
+                cx.error_at(
+                    span,
+                    "`sensitive` on the #[bridge(args)] parameter has no effect: the struct's own derive makes the \
+                     schema, so make its secret fields `Secret<…>`",
+                );
+            }
             if let Some(attr) = &p.attrs.serde {
                 cx.error_spanned_by(
                     attr,

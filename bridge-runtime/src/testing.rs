@@ -45,7 +45,9 @@
 //! app.call("w-1__add", json!({ "expectedVersion": v })).expect_err(ErrorCode::StaleState);
 //! ```
 
-use crate::gui::{ActionContext, Bridge, BridgeBuilder, Published, Ui, UiOwner, operable_set};
+use crate::gui::{
+    ActionContext, Actor, AgentActor, Bridge, BridgeBuilder, Journal, Published, Ui, UiOwner, operable_set,
+};
 use crate::mcp::notify::Revs;
 use crate::mcp::{to_call_tool_result, to_mcp_tool};
 use crate::model::{Block, ErrorCode, REDACTED, ToolError, ToolResult, WindowState, WindowsSnapshot};
@@ -132,24 +134,27 @@ impl TestApp {
 
     /// `tools/call name` with `arguments` (a JSON object, or `null` for none) as an agent makes
     /// it. Panics if `arguments` is neither (a test mistake, not app behaviour).
+    /// The agent is [`AgentActor::in_process`](crate::gui::AgentActor::in_process).
     pub fn call(&mut self, name: &str, arguments: Value) -> CallResult {
-        self.call_as(name, arguments, false)
+        self.call_as(Actor::Agent(AgentActor::in_process()), name, arguments)
     }
 
     /// The same call made by the human user through the app's own controls (GB-7.2 checks
-    /// apply; `by_user` actions see it as the user's).
+    /// apply; actions see it as the user's, [`Actor::User`]).
     pub fn user_call(&mut self, name: &str, arguments: Value) -> CallResult {
-        self.call_as(name, arguments, true)
+        self.call_as(Actor::User, name, arguments)
     }
 
-    fn call_as(&mut self, name: &str, arguments: Value, by_user: bool) -> CallResult {
+    /// The same call on the account of `actor` (see [`Actor`]): e.g. an agent with a
+    /// connection or token of its own, or [`Actor::App`].
+    pub fn call_as(&mut self, actor: Actor, name: &str, arguments: Value) -> CallResult {
         let args = match arguments {
             Value::Null => Map::new(),
             Value::Object(m) => m,
             other => panic!("TestApp::call({name}): arguments must be a JSON object or null, not {other}"),
         };
         self.run_queued();
-        let result = self.owner.ui().call_tool(name, args, by_user);
+        let result = self.owner.ui().call_tool_as(actor, name, args);
         self.settle(name);
         let mcp = to_call_tool_result(&result);
         CallResult { name: name.to_owned(), result, mcp }
@@ -163,6 +168,27 @@ impl TestApp {
         let out = self.owner.ui().edit::<W, R>(id, f);
         self.settle(&format!("user edit of {id}"));
         out.unwrap_or_else(|| panic!("TestApp::user: no open window {id} of type {}", std::any::type_name::<W>()))
+    }
+
+    /// An edit of window `id` of type `W` on the account of `actor` ([`Ui::edit_as`]): e.g. the
+    /// app's own code, [`Actor::App`]. Panics if no such window of type `W` is open.
+    pub fn edit_as<W: 'static, R>(
+        &mut self,
+        actor: Actor,
+        id: &str,
+        f: impl FnOnce(&mut W, &mut ActionContext<'_>) -> R,
+    ) -> R {
+        self.run_queued();
+        let out = self.owner.ui().edit_as::<W, R>(actor, id, f);
+        self.settle(&format!("edit of {id}"));
+        out.unwrap_or_else(|| panic!("TestApp::edit_as: no open window {id} of type {}", std::any::type_name::<W>()))
+    }
+
+    /// The journal of every step so far (see [`Journal`]): the agent's calls, the user's, the
+    /// app's opens and closes, each with its actor, masked arguments, versions and outcome.
+    pub fn journal(&mut self) -> Journal {
+        self.run_queued();
+        self.owner.ui().journal().clone()
     }
 
     /// The current `app://windows` snapshot.

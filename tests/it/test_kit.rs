@@ -101,3 +101,65 @@ fn a_reopened_window_gets_a_new_id() {
     let both = [Notification::ResourceUpdated, Notification::ToolListChanged];
     assert_eq!(app.take_notifications(), [both, both].concat());
 }
+
+// The journal of the Appendix A session: one entry per step, in order, each with its actor,
+// window, versions, outcome (ok or the GB code) and the windows it opened or closed.
+#[test]
+fn the_appendix_a_session_is_journaled() {
+    use bridge_runtime::gui::Outcome;
+    let mut app = app();
+    let v = app.version("w-A");
+    app.call("w-A__submit", json!({})).expect_err(ErrorCode::ValidationFailed);
+    app.call("w-A__edit_field", json!({"field": "Recipient", "value": "Ada", "expectedVersion": v})).expect_ok();
+    app.call("w-A__edit_field", json!({"field": "amount", "value": "$5", "expectedVersion": v}))
+        .expect_err(ErrorCode::StaleState);
+    let dialog = app.call("w-A__submit", json!({})).expect_ok().opened_window_ids.unwrap_or_default().remove(0);
+    app.call("w-A__edit_field", json!({"field": "amount", "value": "$5"})).expect_err(ErrorCode::BlockedByModal);
+    app.call(&format!("{dialog}__confirm"), json!({})).expect_ok();
+    app.call(&format!("{dialog}__cancel"), json!({})).expect_err(ErrorCode::WindowNotFound);
+
+    let entries = app.journal().entries();
+    type Row = (u64, String, String, Option<String>, Option<i64>, Option<i64>, Outcome);
+    let rows: Vec<Row> = entries
+        .iter()
+        .map(|e| {
+            let op = serde_json::to_value(&e.operation).unwrap();
+            let what = op["name"].as_str().unwrap_or(op["kind"].as_str().unwrap_or("")).to_owned();
+            let who = serde_json::to_value(&e.actor).unwrap()["kind"].as_str().unwrap_or("").to_owned();
+            (e.seq, who, what, e.window_id.clone(), e.version_before, e.version_after, e.outcome)
+        })
+        .collect();
+    let d = dialog.clone();
+    let err = |code| Outcome::Error { code };
+    let w = |s: &str| Some(s.to_owned());
+    let expected = vec![
+        (1, "app".into(), "open".into(), w("w-A"), None, Some(1), Outcome::Ok),
+        (2, "app".into(), "open".into(), w("w-C"), None, Some(1), Outcome::Ok),
+        (3, "agent".into(), "w-A__submit".into(), w("w-A"), Some(v), Some(v), err(ErrorCode::ValidationFailed)),
+        (4, "agent".into(), "w-A__edit_field".into(), w("w-A"), Some(v), Some(v + 1), Outcome::Ok),
+        (5, "agent".into(), "w-A__edit_field".into(), w("w-A"), Some(v + 1), Some(v + 1), err(ErrorCode::StaleState)),
+        (6, "agent".into(), "w-A__submit".into(), w("w-A"), Some(v + 1), Some(v + 1), Outcome::Ok),
+        (
+            7,
+            "agent".into(),
+            "w-A__edit_field".into(),
+            w("w-A"),
+            Some(v + 1),
+            Some(v + 1),
+            err(ErrorCode::BlockedByModal),
+        ),
+        (8, "agent".into(), format!("{d}__confirm"), Some(d.clone()), Some(1), None, Outcome::Ok),
+        (9, "agent".into(), format!("{d}__cancel"), Some(d.clone()), None, None, err(ErrorCode::WindowNotFound)),
+    ];
+    assert_eq!(rows, expected);
+    assert_eq!(entries[5].opened, std::slice::from_ref(&dialog));
+    assert_eq!(entries[7].closed, std::slice::from_ref(&dialog));
+    assert_eq!(entries[7].window_title.as_deref(), Some("Confirm order"));
+    assert_eq!(entries[3].arguments, json!({"field": "Recipient", "value": "Ada", "expectedVersion": v}));
+    assert!(
+        entries[4].message.as_deref().is_some_and(|m| m.contains(&(v + 1).to_string())),
+        "{:?}",
+        entries[4].message
+    );
+    assert_eq!(app.journal().dropped(), 0);
+}

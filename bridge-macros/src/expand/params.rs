@@ -154,6 +154,8 @@ fn schema_field(surface: Surface, param: &Param, ident: &syn::Ident) -> TokenStr
     // `JsonSchema` at the field's first token.
     let doc = param.attrs.description.as_ref().map(|d| quote_spanned!(span=> #[doc = #d]));
     let schemars = &param.attrs.schemars;
+    let sensitive =
+        param.attrs.sensitive.as_ref().map(|_| quote_spanned!(span=> #[schemars(extend("writeOnly" = true))]));
     let rename = param.attrs.rename.as_ref().map(|lit| quote_spanned!(lit.span()=> #[serde(rename = #lit)]));
     let inner = match crate::util::generic_of(ty, "Option") {
         Some(inner) if surface == Surface::Capability => Some(inner),
@@ -162,7 +164,7 @@ fn schema_field(surface: Surface, param: &Param, ident: &syn::Ident) -> TokenStr
         None => None,
     };
     let Some(inner) = inner else {
-        return quote!(#doc #(#schemars)* #rename #ident: #ty,);
+        return quote!(#doc #(#schemars)* #sensitive #rename #ident: #ty,);
     };
     let with = (!param.attrs.schemars_with).then(|| {
         let with = syn::LitStr::new(&inner.to_token_stream().to_string(), inner.span());
@@ -173,6 +175,7 @@ fn schema_field(surface: Surface, param: &Param, ident: &syn::Ident) -> TokenStr
         #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
         #with
         #(#schemars)*
+        #sensitive
         #rename
         #ident: ::core::option::Option<#inner>,
     }

@@ -1,4 +1,6 @@
 use crate::catalog::{ArgumentLimits, Catalog};
+use crate::gui::actor::{Actor, AgentActor};
+use crate::gui::journal::{Journal, JournalLimits, Operation, Outcome, Pending, unread_arguments};
 use crate::gui::published::{Listed, Published};
 use crate::gui::ui::Ui;
 use crate::gui::window::AnyActions;
@@ -50,6 +52,8 @@ struct Shared {
     waiting: AtomicUsize,
     /// [`BridgeBuilder::argument_limits`].
     limits: ArgumentLimits,
+    /// The journal the UI appends to; calls refused before their turn are appended here.
+    journal: Journal,
 }
 
 /// The default of [`BridgeBuilder::max_queued_calls`].
@@ -115,7 +119,15 @@ impl Bridge {
             waker: None,
             render_all: false,
             limits: ArgumentLimits::default(),
+            journal: true,
+            journal_limits: JournalLimits::default(),
         }
+    }
+
+    /// The journal of every operation on the UI (see [`Journal`]; [`BridgeBuilder::journal`]):
+    /// readable from any thread without waiting for the UI's turn.
+    pub fn journal(&self) -> Journal {
+        self.shared.journal.clone()
     }
 
     /// The latest published state (snapshot, its JSON, the tool list).
@@ -146,7 +158,9 @@ impl Bridge {
 
     /// Runs `f` on the UI owner's thread, in turn with every other operation, and returns its
     /// value. This is the host API for the human user's own edits (`ui.edit(..)`), which thus
-    /// bump versions and fire notifications like an agent's call. When the queue is full
+    /// bump versions and fire notifications like an agent's call. Each [`Ui`] method `f` calls
+    /// names its own actor ([`Ui::edit`] the user, [`Ui::open`] the app; see
+    /// [`Actor`]). When the queue is full
     /// ([`BridgeBuilder::max_queued_calls`]) it waits for room rather than failing: the host's
     /// own edits are never refused. `Err(OwnerGone)` also when `f` panicked (the owner keeps
     /// running; a panic in [`Ui::edit`] marks its window failed, see [`Ui::failure`]).
@@ -190,20 +204,35 @@ impl Bridge {
     /// stale (the caps are judged like a transport's size limit, before the call is looked at);
     /// every call within the caps keeps the order `window_not_found` → `blocked_by_modal` →
     /// `action_not_available` → `stale_state` → `validation_failed`.
+    ///
+    /// # Who calls
+    ///
+    /// The call is an agent's: [`AgentActor::in_process`] (no transport, connection or token),
+    /// as it always was. The MCP server calls [`Bridge::call_tool_as`] with the agent its
+    /// transport identified; a host that runs a tool for the user calls that with
+    /// [`Actor::User`] (or [`Ui::call_tool`] on its own thread).
     pub async fn call_tool(&self, name: &str, args: Map<String, Value>) -> CallOutcome {
-        self.call(None, name, args).await
+        self.call_tool_as(Actor::Agent(AgentActor::in_process()), name, args).await
     }
 
-    /// [`Bridge::call_tool`] of a tool an adapter already found in a published table, so the
-    /// operation does not look it up again.
-    pub(crate) async fn call_listed(&self, tool: Listed, args: Map<String, Value>) -> CallOutcome {
+    /// [`Bridge::call_tool`] on the account of `actor` (see [`Actor`]): an agent is held to
+    /// what agents may do, the user and the app are not; the action sees `actor` as
+    /// [`ActionContext::actor`](crate::gui::ActionContext::actor). The caps, the queue and
+    /// the timeout apply whoever calls.
+    pub async fn call_tool_as(&self, actor: Actor, name: &str, args: Map<String, Value>) -> CallOutcome {
+        self.call(actor, None, name, args).await
+    }
+
+    /// [`Bridge::call_tool_as`] of a tool an adapter already found in a published table, so
+    /// the operation does not look it up again.
+    pub(crate) async fn call_listed(&self, actor: Actor, tool: Listed, args: Map<String, Value>) -> CallOutcome {
         let named = tool.clone();
-        self.call(Some(tool), &named.entry().name, args).await
+        self.call(actor, Some(tool), &named.entry().name, args).await
     }
 
-    /// Runs the call of `name` (the `listed` tool, when the caller found it) on the UI, after
-    /// checking its arguments against the caps (see [`Bridge::call_tool`]).
-    async fn call(&self, listed: Option<Listed>, name: &str, args: Map<String, Value>) -> CallOutcome {
+    /// Runs the call of `name` (the `listed` tool, when the caller found it) on the UI for
+    /// `actor`, after checking its arguments against the caps (see [`Bridge::call_tool`]).
+    async fn call(&self, actor: Actor, listed: Option<Listed>, name: &str, args: Map<String, Value>) -> CallOutcome {
         let limits = &self.shared.limits;
         let capped = match &listed {
             Some(tool) => limits.check(&args, tool.entry().action.declared()),
@@ -212,16 +241,28 @@ impl Bridge {
                 limits.check(&args, published.tool(name).and_then(|t| t.action.declared()))
             }
         };
+        // A call refused before its turn (over a cap, busy, timed out) is journaled with the
+        // size of its arguments the caps measured, not their values: nothing read them, and such
+        // refusals cost no masking.
+        let started = self.shared.journal.is_on().then(|| {
+            let mut pending = Pending::new(actor.clone(), tool_operation(name));
+            pending.arguments = unread_arguments(capped.bytes);
+            pending
+        });
         if !capped.is_within() {
             let result = Err(crate::gui::ui::capped_error(limits, capped));
+            if let Some(pending) = started {
+                self.refused(pending, name, &result);
+            }
             // Dropping a huge argument map is linear too; the caller is answered after it.
             drop(args);
             return CallOutcome { result, published: self.published() };
         }
+        let before_turn = started;
         let run = move |ui: &mut Ui, name: &str| {
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &listed {
-                Some(tool) => ui.call_listed(tool.entry(), args),
-                None => ui.call_prechecked(name, args),
+                Some(tool) => ui.call_listed(actor, tool.entry(), args),
+                None => ui.call_prechecked(actor, name, args),
             }));
             let result = ran.unwrap_or_else(|_| {
                 // Outside the action itself (which the dispatcher guards): in applying its
@@ -240,13 +281,13 @@ impl Bridge {
         if let Exec::Inline(ui) = &self.shared.exec {
             let slot = WaitSlot(&self.shared.waiting);
             if slot.0.fetch_add(1, Ordering::AcqRel) >= self.shared.max_queued {
-                return self.busy(name);
+                return self.refused_outcome(before_turn, name, self.busy(name));
             }
             // The slot is freed once the lock is ours, or when the caller gives up waiting.
             let locked = tokio::time::timeout(self.shared.action_timeout, ui.lock()).await;
             drop(slot);
             let Ok(mut ui) = locked else {
-                return self.withdrawn(name);
+                return self.refused_outcome(before_turn, name, self.withdrawn(name));
             };
             return run(&mut ui, name);
         }
@@ -266,7 +307,7 @@ impl Bridge {
         };
         match sent {
             Ok(()) => {}
-            Err(mpsc::error::TrySendError::Full(_)) => return self.busy(name),
+            Err(mpsc::error::TrySendError::Full(_)) => return self.refused_outcome(before_turn, name, self.busy(name)),
             Err(mpsc::error::TrySendError::Closed(_)) => return gone(),
         }
         match tokio::time::timeout(self.shared.action_timeout, &mut rx).await {
@@ -274,12 +315,41 @@ impl Bridge {
             Ok(Err(_)) => gone(),
             Err(_) => {
                 if state.compare_exchange(PENDING, ABANDONED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
-                    self.withdrawn(name)
+                    self.refused_outcome(before_turn, name, self.withdrawn(name))
                 } else {
                     rx.await.unwrap_or_else(|_| gone())
                 }
             }
         }
+    }
+
+    /// Journals a call refused before its turn (`pending`, when the journal is on), then
+    /// returns its `outcome`.
+    fn refused_outcome(&self, pending: Option<Pending>, name: &str, outcome: CallOutcome) -> CallOutcome {
+        if let Some(pending) = pending {
+            self.refused(pending, name, &outcome.result);
+        }
+        outcome
+    }
+
+    /// Appends the entry of a call of `name` refused before its turn with `result`: its window
+    /// as the name claims it, with the title and version last published.
+    fn refused(&self, mut pending: Pending, name: &str, result: &Result<ToolResult, ToolError>) {
+        let published = self.published();
+        let window = match crate::catalog::claimed(name) {
+            Some(crate::catalog::ToolName::Window { id, .. }) => Some(id),
+            _ => None,
+        };
+        let state = window.as_deref().and_then(|id| published.window(id));
+        pending.window_title = state.map(|w| w.title.clone());
+        pending.version_before = state.map(|w| w.version);
+        pending.window_id = window;
+        let (outcome, message) = match result {
+            Ok(r) => (Outcome::Ok, r.message.clone()),
+            Err(e) => (Outcome::Error { code: e.code }, Some(e.message.clone())),
+        };
+        let after = pending.version_before;
+        self.shared.journal.append(pending.finish(outcome, message, after, Vec::new(), Vec::new()));
     }
 
     /// `action_timeout`: the call did not start within the action timeout and took no effect.
@@ -334,6 +404,11 @@ impl Bridge {
     }
 }
 
+/// The journal's operation for a call of tool `name` (clipped as messages quote it).
+fn tool_operation(name: &str) -> Operation {
+    Operation::Tool { name: crate::model::quote::clip(name).into_owned() }
+}
+
 /// One agent call counted in [`Shared::waiting`] (counted by the caller), uncounted on drop.
 struct WaitSlot<'a>(&'a AtomicUsize);
 
@@ -355,9 +430,26 @@ pub struct BridgeBuilder {
     waker: Option<Waker>,
     render_all: bool,
     limits: ArgumentLimits,
+    journal: bool,
+    journal_limits: JournalLimits,
 }
 
 impl BridgeBuilder {
+    /// Whether operations are journaled in memory (default `true`; see [`Journal`], which is
+    /// not an audit trail). Off, [`Bridge::journal`] stays empty and operations pay nothing
+    /// for it.
+    pub fn journal(mut self, on: bool) -> Self {
+        self.journal = on;
+        self
+    }
+
+    /// The journal's bounds (default [`JournalLimits::default`]: 10,000 entries, 16 MiB, 4 KiB
+    /// of arguments per entry).
+    pub fn journal_limits(mut self, limits: JournalLimits) -> Self {
+        self.journal_limits = limits;
+        self
+    }
+
     /// Sets the app-level action set (`app__{action}` tools) and its state.
     pub fn app<A: BridgeActions>(mut self, app: A) -> Self {
         self.catalog.set_app::<A>();
@@ -476,7 +568,8 @@ impl BridgeBuilder {
     fn build_with(self, exec: impl FnOnce(&mut Option<Ui>) -> Exec) -> (Bridge, Option<Ui>) {
         let app_spec = self.catalog.app().cloned();
         let catalog = Arc::new(RwLock::new(self.catalog));
-        let ui = Ui::new(catalog.clone(), self.app, app_spec, self.render_all, self.limits);
+        let journal = Journal::new(self.journal, self.journal_limits);
+        let ui = Ui::new(catalog.clone(), self.app, app_spec, self.render_all, self.limits, journal.clone());
         let watch = ui.watch();
         let mut ui = Some(ui);
         let exec = exec(&mut ui);
@@ -493,6 +586,7 @@ impl BridgeBuilder {
             max_queued: self.max_queued,
             waiting: AtomicUsize::new(0),
             limits: self.limits,
+            journal,
         });
         (Bridge { shared }, ui)
     }
@@ -600,7 +694,7 @@ impl std::fmt::Debug for GuiOwner {
 impl GuiOwner {
     /// Locks the UI for one frame: runs every queued operation first, then gives the [`Ui`] for
     /// drawing ([`Ui::window`], [`Ui::snapshot`]) and for the user's edits ([`Ui::edit`],
-    /// [`Ui::call_tool`] with `by_user`). Hold it for the frame, not across frames.
+    /// [`Ui::call_tool`] with `by_user`, or [`Ui::call_tool_as`] with [`Actor::User`]). Hold it for the frame, not across frames.
     pub fn frame(&self) -> MutexGuard<'_, UiOwner> {
         let mut guard = self.owner.lock().unwrap_or_else(|e| e.into_inner());
         guard.drain();

@@ -1,4 +1,5 @@
 use crate::catalog::{Catalog, WindowSpec};
+use crate::gui::actor::Actor;
 use crate::gui::window::AnyWindow;
 use crate::gui::{BridgeActions, BridgeWindow};
 use serde::Serialize;
@@ -115,15 +116,15 @@ pub(crate) fn is_handle_safe(id: &str) -> bool {
 pub struct ActionContext<'a> {
     pub(crate) ids: &'a mut IdAllocator,
     pub(crate) window_id: Option<String>,
-    pub(crate) by_user: bool,
+    pub(crate) actor: Actor,
     pub(crate) ops: Vec<Op>,
     pub(crate) opened: Vec<String>,
     pub(crate) message: Option<String>,
 }
 
 impl<'a> ActionContext<'a> {
-    pub(crate) fn new(ids: &'a mut IdAllocator, window_id: Option<String>, by_user: bool) -> Self {
-        Self { ids, window_id, by_user, ops: Vec::new(), opened: Vec::new(), message: None }
+    pub(crate) fn new(ids: &'a mut IdAllocator, window_id: Option<String>, actor: Actor) -> Self {
+        Self { ids, window_id, actor, ops: Vec::new(), opened: Vec::new(), message: None }
     }
 
     /// The external id of the window the action runs on; `None` for app-level actions.
@@ -131,9 +132,16 @@ impl<'a> ActionContext<'a> {
         self.window_id.as_deref()
     }
 
-    /// Whether the human user (through the host API) rather than an agent triggered this.
+    /// Whether someone other than an agent triggered this: the human user or the app's own
+    /// code (host API). [`ActionContext::actor`] tells them apart.
     pub fn is_user(&self) -> bool {
-        self.by_user
+        !self.actor.is_agent()
+    }
+
+    /// Who triggered this: the agent (with its transport, connection and token), the user or
+    /// the app (see [`Actor`]).
+    pub fn actor(&self) -> &Actor {
+        &self.actor
     }
 
     /// Opens `window` as described by `options` and returns its external id, which is also

@@ -2,8 +2,10 @@
 //! topology and the operable set, versions, the one serialized dispatcher, and the handle
 //! adapters use (GB §2, §4.2, §7, §10).
 
+mod actor;
 mod bridge;
 pub(crate) mod context;
+mod journal;
 mod published;
 mod text;
 mod topology;
@@ -11,11 +13,16 @@ mod ui;
 mod window;
 
 pub use crate::catalog::ArgumentLimits;
+pub use actor::{Actor, AgentActor, ClientInfo, Transport};
 pub use bridge::{
     Bridge, BridgeBuilder, CallOutcome, DEFAULT_MAX_QUEUED_CALLS, GB_INSTRUCTIONS, GuiOwner, OwnerGone, ServerIdentity,
     UiOwner,
 };
 pub use context::{ActionContext, OpenOptions};
+pub use journal::{
+    DEFAULT_JOURNAL_ARGUMENT_BYTES, DEFAULT_JOURNAL_BYTES, DEFAULT_JOURNAL_ENTRIES, Journal, JournalEntry,
+    JournalLimits, Operation, Outcome,
+};
 pub use published::{Published, ToolEntry};
 pub use text::{MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};
 #[cfg(feature = "testing")]

@@ -4,7 +4,9 @@
 mod dispatch;
 
 use crate::catalog::{ActionSpec, AppSpec, ArgumentLimits, Catalog, WindowSpec};
+use crate::gui::actor::Actor;
 use crate::gui::context::{ActionContext, IdAllocator, Op, OpenOptions};
+use crate::gui::journal::{Journal, JournalLimits, Operation, Outcome, Pending};
 use crate::gui::published::{Content, Published, PublishedWindow, ToolEntry};
 use crate::gui::text::one_line_title_and_summary;
 use crate::gui::topology::operable_set;
@@ -54,6 +56,16 @@ struct AppSlot {
 /// window the operation could have changed, bumps the `version` of each whose
 /// `summary`/`blocks` changed (GB-4.2-8), and publishes the new state.
 ///
+/// # Who made each operation
+/// Every operation has an [`Actor`]: an agent's tool calls ([`Ui::call_tool`] with `by_user =
+/// false`, [`Ui::call_tool_as`], and every call through [`Bridge`](crate::gui::Bridge) and MCP),
+/// the user's calls and edits ([`Ui::call_tool`] with `by_user = true`, [`Ui::edit`],
+/// [`Ui::edit_app`]), and the app's own changes ([`Ui::open`], [`Ui::close`],
+/// [`Ui::refresh_all`], [`Ui::clear_failure`]). A `shared_state` window re-rendered after an
+/// operation changes as part of that operation, on its actor's account. The table is on
+/// [`Actor`]. Each operation appends one entry to the [`Journal`] ([`Ui::journal`]) before it
+/// returns.
+///
 /// # Which windows are re-rendered
 /// A window renders from its own value, so it can change only when something changes that
 /// value. Those paths are all recorded: one of its own actions ran (whatever its outcome), an
@@ -92,6 +104,15 @@ pub struct Ui {
     app_failed: Option<String>,
     /// Caps on a call's arguments (`BridgeBuilder::argument_limits`).
     limits: ArgumentLimits,
+    /// The journal every operation appends to.
+    journal: Journal,
+    /// Whether it records (so an app without it pays nothing per operation).
+    journal_on: bool,
+    /// Its bounds (read on every call without taking its lock).
+    journal_limits: JournalLimits,
+    /// Windows opened and closed since the current operation began (its journal entry's).
+    op_opened: Vec<String>,
+    op_closed: Vec<String>,
 }
 
 impl Ui {
@@ -101,6 +122,7 @@ impl Ui {
         app_spec: Option<Arc<AppSpec>>,
         render_all: bool,
         limits: ArgumentLimits,
+        journal: Journal,
     ) -> Self {
         let current = Arc::new(Published::empty());
         let (published, _) = watch::channel(current.clone());
@@ -124,6 +146,11 @@ impl Ui {
             last_agent_call: None,
             app_failed: None,
             limits,
+            journal_on: journal.is_on(),
+            journal_limits: journal.limits(),
+            journal,
+            op_opened: Vec::new(),
+            op_closed: Vec::new(),
         };
         ui.commit();
         ui
@@ -143,22 +170,33 @@ impl Ui {
         self.current.snapshot()
     }
 
-    /// Opens a window from the host (not from an action) and publishes the change.
-    /// Returns its external id.
+    /// Opens a window from the host (not from an action) and publishes the change: an
+    /// operation of the app's own code ([`Actor::App`]). Returns its external id.
     pub fn open<W: BridgeWindow + BridgeActions>(&mut self, window: W, options: OpenOptions) -> String {
-        let mut cx = ActionContext::new(&mut self.ids, None, true);
+        let pending = self.begin(Actor::App, Operation::Open, None);
+        let mut cx = ActionContext::new(&mut self.ids, None, Actor::App);
         let id = cx.open_with(window, options);
         let ops = std::mem::take(&mut cx.ops);
         self.apply(ops);
         self.commit();
+        if let Some(mut pending) = pending {
+            pending.window_id = Some(id.clone());
+            pending.window_title = self.index_of(&id).map(|i| self.windows[i].published.state.title.clone());
+            self.end(pending, Outcome::Ok, None);
+        }
         id
     }
 
-    /// Closes window `id` (and the modals it owns) from the host. Returns whether it was open.
+    /// Closes window `id` (and the modals it owns) from the host, as the app's own code
+    /// ([`Actor::App`]). Returns whether it was open.
     pub fn close(&mut self, id: &str) -> bool {
         let found = self.index_of(id).is_some();
+        let pending = if found { self.begin(Actor::App, Operation::Close, Some(id)) } else { None };
         self.apply(vec![Op::Close(id.to_owned())]);
         self.commit();
+        if let Some(pending) = pending {
+            self.end(pending, Outcome::Ok, None);
+        }
         found
     }
 
@@ -172,7 +210,8 @@ impl Ui {
         self.index_of(id).is_some()
     }
 
-    /// The human user's edit of window `id` of type `W`, through the same path as an agent's
+    /// The human user's edit of window `id` of type `W` ([`Actor::User`]; the app's own code
+    /// edits with [`Ui::edit_as`] and [`Actor::App`]), through the same path as an agent's
     /// operation: it runs in turn, bumps versions and fires notifications.
     /// `None` when the window is not open or not a `W`.
     ///
@@ -180,9 +219,22 @@ impl Ui {
     /// windows it asked to open or close are left alone, and the window is marked failed (see
     /// [`Ui::failure`]) and re-rendered with a notice; then the panic resumes, in the caller.
     pub fn edit<W: 'static, R>(&mut self, id: &str, f: impl FnOnce(&mut W, &mut ActionContext<'_>) -> R) -> Option<R> {
+        self.edit_as(Actor::User, id, f)
+    }
+
+    /// [`Ui::edit`] on the account of `actor`: [`Actor::User`] (what `edit` does),
+    /// [`Actor::App`] for the app's own code, or an agent for an app that runs an agent's
+    /// request itself. `f` sees it as [`ActionContext::actor`].
+    pub fn edit_as<W: 'static, R>(
+        &mut self,
+        actor: Actor,
+        id: &str,
+        f: impl FnOnce(&mut W, &mut ActionContext<'_>) -> R,
+    ) -> Option<R> {
         let idx = self.index_of(id)?;
+        let pending = self.begin(actor.clone(), Operation::Edit, Some(id));
         let mut window = self.windows[idx].window.take()?;
-        let mut cx = ActionContext::new(&mut self.ids, Some(id.to_owned()), true);
+        let mut cx = ActionContext::new(&mut self.ids, Some(id.to_owned()), actor);
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             window.as_any_mut().downcast_mut::<W>().map(|w| f(w, &mut cx))
         }));
@@ -194,6 +246,9 @@ impl Ui {
                 tracing::error!(window = id, "a host edit panicked; the window is marked failed");
                 self.mark_failed(Some(idx), EDIT_FAILED.to_owned());
                 self.commit();
+                if let Some(pending) = pending {
+                    self.end(pending, Outcome::Panicked, Some(EDIT_FAILED.to_owned()));
+                }
                 std::panic::resume_unwind(panic);
             }
         };
@@ -202,14 +257,29 @@ impl Ui {
             self.apply(ops);
         }
         self.commit();
+        if let Some(pending) = pending.filter(|_| out.is_some()) {
+            self.end(pending, Outcome::Ok, None);
+        }
         out
     }
 
-    /// The human user's edit of the app-level state of type `A`. A panic in `f` marks the
-    /// app-level action set failed (see [`Ui::failure`]), then resumes in the caller.
+    /// The human user's edit of the app-level state of type `A` ([`Actor::User`]; see
+    /// [`Ui::edit_app_as`]). A panic in `f` marks the app-level action set failed (see
+    /// [`Ui::failure`]), then resumes in the caller.
     pub fn edit_app<A: 'static, R>(&mut self, f: impl FnOnce(&mut A, &mut ActionContext<'_>) -> R) -> Option<R> {
+        self.edit_app_as(Actor::User, f)
+    }
+
+    /// [`Ui::edit_app`] on the account of `actor` (see [`Ui::edit_as`]).
+    pub fn edit_app_as<A: 'static, R>(
+        &mut self,
+        actor: Actor,
+        f: impl FnOnce(&mut A, &mut ActionContext<'_>) -> R,
+    ) -> Option<R> {
+        self.app.as_ref()?;
+        let pending = self.begin(actor.clone(), Operation::Edit, None);
         let slot = self.app.as_mut()?;
-        let mut cx = ActionContext::new(&mut self.ids, None, true);
+        let mut cx = ActionContext::new(&mut self.ids, None, actor);
         let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             slot.actions.as_any_mut().downcast_mut::<A>().map(|a| f(a, &mut cx))
         }));
@@ -220,6 +290,9 @@ impl Ui {
                 tracing::error!("a host edit of the app state panicked; the app-level actions are marked failed");
                 self.mark_failed(None, EDIT_FAILED.to_owned());
                 self.commit();
+                if let Some(pending) = pending {
+                    self.end(pending, Outcome::Panicked, Some(EDIT_FAILED.to_owned()));
+                }
                 std::panic::resume_unwind(panic);
             }
         };
@@ -228,18 +301,65 @@ impl Ui {
             self.apply(ops);
         }
         self.commit();
+        if let Some(pending) = pending.filter(|_| out.is_some()) {
+            self.end(pending, Outcome::Ok, None);
+        }
         out
     }
 
     /// Re-renders every window and re-checks every action's availability now, bumping versions
     /// and publishing what changed: for a host that changed state windows read outside their
-    /// own value (see [which windows are re-rendered](Ui#which-windows-are-re-rendered)).
+    /// own value (see [which windows are re-rendered](Ui#which-windows-are-re-rendered)). An
+    /// operation of the app's own code ([`Actor::App`]).
     pub fn refresh_all(&mut self) {
+        let pending = self.begin(Actor::App, Operation::Refresh, None);
         for e in &mut self.windows {
             e.dirty = true;
         }
         self.app_dirty = true;
         self.commit();
+        if let Some(pending) = pending {
+            self.end(pending, Outcome::Ok, None);
+        }
+    }
+
+    /// The journal of every operation on this UI (see [`Journal`]): read it for the app's own
+    /// display; nothing can change it.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// Starts the journal entry of an operation by `actor` on window `id` (`None`: the app
+    /// level or none), when the journal records; clears the windows opened and closed.
+    fn begin(&mut self, actor: Actor, operation: Operation, id: Option<&str>) -> Option<Pending> {
+        if !self.journal_on {
+            return None;
+        }
+        self.op_opened.clear();
+        self.op_closed.clear();
+        let mut pending = Pending::new(actor, operation);
+        if let Some(id) = id {
+            pending.window_id = Some(id.to_owned());
+            if let Some(i) = self.index_of(id) {
+                let state = &self.windows[i].published.state;
+                pending.window_title = Some(state.title.clone());
+                pending.version_before = Some(state.version);
+            }
+        }
+        Some(pending)
+    }
+
+    /// Appends the entry `pending` began, with `outcome`, `message`, the window's version now
+    /// and the windows opened and closed since it began.
+    fn end(&mut self, pending: Pending, outcome: Outcome, message: Option<String>) {
+        let after = pending
+            .window_id
+            .as_deref()
+            .and_then(|id| self.index_of(id))
+            .map(|i| self.windows[i].published.state.version);
+        let opened = std::mem::take(&mut self.op_opened);
+        let closed = std::mem::take(&mut self.op_closed);
+        self.journal.append(pending.finish(outcome, message, after, opened, closed));
     }
 
     /// Read access for drawing: window `id` if it is open and a `W`. A GUI draws
@@ -291,8 +411,9 @@ impl Ui {
 
     /// Clears the failure mark of window `id` (or of the app-level action set, `id` = `"app"`),
     /// re-rendering it without the notice and listing its tools again. Returns whether it was
-    /// marked. See [`Ui::failure`].
+    /// marked. See [`Ui::failure`]. An operation of the app's own code ([`Actor::App`]).
     pub fn clear_failure(&mut self, id: &str) -> bool {
+        let pending = self.begin(Actor::App, Operation::ClearFailure, (id != crate::catalog::APP_PREFIX).then_some(id));
         let cleared = if id == crate::catalog::APP_PREFIX {
             self.app_dirty = true;
             self.app_failed.take().is_some()
@@ -302,6 +423,9 @@ impl Ui {
             self.windows[i].failed.take().is_some()
         };
         self.commit();
+        if let Some(pending) = pending.filter(|_| cleared) {
+            self.end(pending, Outcome::Ok, None);
+        }
         cleared
     }
 
@@ -346,6 +470,9 @@ impl Ui {
                         summary: rendered.summary,
                         blocks: rendered.blocks,
                     };
+                    if self.journal_on {
+                        self.op_opened.push(handle.clone());
+                    }
                     self.index.insert(handle.clone(), self.windows.len());
                     self.windows.push(Entry {
                         handle,
@@ -385,6 +512,9 @@ impl Ui {
                         );
                         self.windows.retain(|e| e.handle != id);
                         self.reindex();
+                        if self.journal_on {
+                            self.op_closed.push(id);
+                        }
                         self.topology_changed = true;
                     }
                 }

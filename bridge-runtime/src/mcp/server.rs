@@ -9,8 +9,8 @@ use super::notify::{Connection, Revs};
 use super::order::{CallOrder, Turn};
 #[cfg(feature = "companion")]
 use crate::catalog::claims_companion;
-use crate::gui::{Bridge, Published};
-use crate::model::quote::clip;
+use crate::gui::{Actor, AgentActor, Bridge, ClientInfo, Published, Transport};
+use crate::model::quote::{clip, clip_to};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams, InitializeResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -21,6 +21,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::json;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The GUI Bridge MCP server for one connection: a hand-written `rmcp::ServerHandler` over a
 /// [`Bridge`], plus, where the app serves them on this transport, the desktop companion's
@@ -49,7 +50,19 @@ pub struct GuiBridgeServer {
     conn: Arc<Connection>,
     /// The connection's call tickets, when its transport takes them (stdio).
     order: Option<Arc<CallOrder>>,
+    /// The transport this value serves, as far as it knows (HTTP is told by the request).
+    transport: Transport,
+    /// This value's connection number: `conn-N`, or `stdio-N` on stdio.
+    serial: u64,
 }
+
+/// Numbers of server values served on other transports (`conn-N`), from 1.
+static CONNECTIONS: AtomicU64 = AtomicU64::new(1);
+/// Numbers of stdio connections (`stdio-N`), from 1.
+static STDIO_CONNECTIONS: AtomicU64 = AtomicU64::new(1);
+
+/// Most characters of a `clientInfo` name or version recorded in an [`AgentActor`].
+const CLIENT_INFO_CHARS: usize = 128;
 
 impl GuiBridgeServer {
     /// A server for one connection to `bridge`, serving its windows and app actions.
@@ -61,6 +74,8 @@ impl GuiBridgeServer {
             views: Arc::default(),
             conn: Arc::new(Connection::new()),
             order: None,
+            transport: Transport::Other,
+            serial: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
         }
     }
 
@@ -87,6 +102,50 @@ impl GuiBridgeServer {
     pub(crate) fn with_call_order(mut self, order: Arc<CallOrder>) -> Self {
         self.order = Some(order);
         self
+    }
+
+    /// Serves one stdio connection: its agent is `stdio-N`, a number of its own.
+    pub(crate) fn on_stdio(mut self) -> Self {
+        self.transport = Transport::Stdio;
+        self.serial = STDIO_CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        self
+    }
+
+    /// The agent making this request, as its transport identifies it (the table on
+    /// [`AgentActor`]): over HTTP the legacy session (none in the 2026-07-28 era, MA-1-2) and
+    /// the label of the token the request presented; over stdio or another transport this
+    /// value's connection. `clientInfo` is recorded as sent, clipped, and decides nothing
+    /// (MA-2-5).
+    fn agent(&self, context: &RequestContext<RoleServer>) -> AgentActor {
+        let mut agent = self.connection_agent(context);
+        agent.client_info = context.client_info().map(|info| {
+            ClientInfo::new(
+                clip_to(&info.name, CLIENT_INFO_CHARS).as_ref(),
+                clip_to(&info.version, CLIENT_INFO_CHARS).as_ref(),
+            )
+        });
+        agent
+    }
+
+    fn connection_agent(&self, context: &RequestContext<RoleServer>) -> AgentActor {
+        #[cfg(feature = "http")]
+        if let Some(parts) = context.extensions.get::<axum::http::request::Parts>() {
+            let mut agent = AgentActor::new(Transport::Http);
+            // A legacy request's session id, which rmcp has already matched to a live session;
+            // a 2026-07-28 request (its protocol version in `_meta`) has none.
+            if context.meta.protocol_version().is_none() {
+                agent.connection =
+                    parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(|v| clip(v).as_ref().into());
+            }
+            agent.token = parts.extensions.get::<super::TokenLabel>().map(|label| label.0.clone());
+            return agent;
+        }
+        #[cfg(not(feature = "http"))]
+        let _ = context;
+        match self.transport {
+            Transport::Stdio => AgentActor::new(Transport::Stdio).with_connection(format!("stdio-{}", self.serial)),
+            transport => AgentActor::new(transport).with_connection(format!("conn-{}", self.serial)),
+        }
     }
 
     /// Waits for this request's turn: requests of one connection that read or change state
@@ -136,6 +195,8 @@ impl Clone for GuiBridgeServer {
             views: self.views.clone(),
             conn: Arc::new(Connection::new()),
             order: None,
+            transport: Transport::Other,
+            serial: CONNECTIONS.fetch_add(1, Ordering::Relaxed),
         }
     }
 }
@@ -386,8 +447,9 @@ impl ServerHandler for GuiBridgeServer {
         window_tool
     }
 
-    /// Runs the call through the bridge (GB-7.2 checks, schema validation, the action,
-    /// timeout: all in [`Bridge::call_tool`]), then writes this connection's pending
+    /// Runs the call through the bridge on the account of the agent this request's transport
+    /// identifies (see [`AgentActor`]; GB-7.2 checks, schema validation, the action,
+    /// timeout: all in [`Bridge::call_tool_as`]), then writes this connection's pending
     /// notifications, then answers (see the module docs on ordering). A window tool's result
     /// names its window in `_meta["bridge/windowId"]`; for a client with the MCP Apps extension
     /// it also carries that window's state after the call (`_meta["bridge/window"]`) and tools
@@ -427,9 +489,10 @@ impl ServerHandler for GuiBridgeServer {
         if let Some(id) = &window_id {
             meta.insert(apps::WINDOW_ID_META_KEY.to_owned(), id.clone().into());
         }
+        let actor = Actor::Agent(self.agent(&context));
         let outcome = match listed {
-            Some(tool) => self.bridge.call_listed(tool, args).await,
-            None => self.bridge.call_tool(&request.name, args).await,
+            Some(tool) => self.bridge.call_listed(actor, tool, args).await,
+            None => self.bridge.call_tool_as(actor, &request.name, args).await,
         };
         if let Err(e) = &outcome.result {
             tracing::debug!(tool = %clip(&request.name), code = %e.code, "tool call failed");

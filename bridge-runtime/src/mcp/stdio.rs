@@ -75,7 +75,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let order = Arc::new(CallOrder::default());
-    let server = server.into().with_call_order(order.clone());
+    let server = server.into().with_call_order(order.clone()).on_stdio();
     let meta = apps::server_info_meta(server.bridge().identity());
     let (to_rmcp, rmcp_in) = tokio::io::duplex(PIPE_BYTES);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(PIPE_BYTES);

@@ -5,7 +5,9 @@
 use super::Ui;
 use crate::catalog::schema::EXPECTED_VERSION;
 use crate::catalog::{ActionSpec, ArgumentLimits, Capped, ToolName, WINDOW_TOOL_SHAPE, claimed};
+use crate::gui::actor::{Actor, AgentActor};
 use crate::gui::context::{ActionContext, Op};
+use crate::gui::journal::{Operation, Outcome, Pending, record_arguments};
 use crate::gui::published::ToolEntry;
 use crate::gui::window::AnyActions;
 use crate::model::quote::clip;
@@ -14,7 +16,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// The last tool an agent called through the bridge, for a GUI to show which window the agent
-/// works on (e.g. highlight it for a few seconds). Calls by the user (`by_user`) do not count.
+/// works on (e.g. highlight it for a few seconds). Calls by the user or the app do not count.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentCall {
     /// The tool name, `{winId}__{action}` or `app__{action}`.
@@ -54,28 +56,54 @@ struct Checked<'a> {
 }
 
 impl Ui {
-    /// Runs tool `name` with `args` as the agent would (`by_user = false`) or as the human user
+    /// Runs tool `name` with `args` as an agent would (`by_user = false`) or as the human user
     /// (`by_user = true`): the GB-7.2 runtime checks in OQ-GB-21 order (`window_not_found` →
     /// `blocked_by_modal` → `action_not_available` → `stale_state` → `validation_failed`), then
     /// the action, then its effects, then one commit. A rejected call leaves windows unopened
     /// and unclosed. The arguments' caps ([`ArgumentLimits`], set on the builder) are checked
     /// where `validation_failed` stands in that order.
+    ///
+    /// `by_user = false` is the in-process agent ([`AgentActor::in_process`]), `true` the user
+    /// ([`Actor::User`]); [`Ui::call_tool_as`] takes any [`Actor`].
     pub fn call_tool(&mut self, name: &str, args: Map<String, Value>, by_user: bool) -> Result<ToolResult, ToolError> {
-        let current = self.current.clone();
-        self.call(current.tool(name), name, args, by_user, false)
+        let actor = if by_user { Actor::User } else { Actor::Agent(AgentActor::in_process()) };
+        self.call_tool_as(actor, name, args)
     }
 
-    /// [`Ui::call_tool`] for the agent, of a tool an adapter already found in a published table
-    /// (perhaps an older one: the checks run against the windows as they are now), whose
-    /// arguments the [`Bridge`](crate::gui::Bridge) already checked against the caps.
-    pub(crate) fn call_listed(&mut self, tool: &ToolEntry, args: Map<String, Value>) -> Result<ToolResult, ToolError> {
-        self.call(Some(tool), &tool.name, args, false, true)
+    /// [`Ui::call_tool`] on the account of `actor`: an agent is held to what agents may do (a
+    /// window marked failed refuses it, [`Ui::failure`]), the user and the app are not; the
+    /// action sees `actor` as [`ActionContext::actor`].
+    pub fn call_tool_as(
+        &mut self,
+        actor: Actor,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> Result<ToolResult, ToolError> {
+        let current = self.current.clone();
+        self.call(current.tool(name), name, args, actor, false)
     }
 
-    /// [`Ui::call_tool`] for the agent, arguments already checked against the caps.
-    pub(crate) fn call_prechecked(&mut self, name: &str, args: Map<String, Value>) -> Result<ToolResult, ToolError> {
+    /// [`Ui::call_tool_as`] of a tool an adapter already found in a published table (perhaps
+    /// an older one: the checks run against the windows as they are now), whose arguments the
+    /// [`Bridge`](crate::gui::Bridge) already checked against the caps.
+    pub(crate) fn call_listed(
+        &mut self,
+        actor: Actor,
+        tool: &ToolEntry,
+        args: Map<String, Value>,
+    ) -> Result<ToolResult, ToolError> {
+        self.call(Some(tool), &tool.name, args, actor, true)
+    }
+
+    /// [`Ui::call_tool_as`], arguments already checked against the caps.
+    pub(crate) fn call_prechecked(
+        &mut self,
+        actor: Actor,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> Result<ToolResult, ToolError> {
         let current = self.current.clone();
-        self.call(current.tool(name), name, args, false, true)
+        self.call(current.tool(name), name, args, actor, true)
     }
 
     /// The caps on a call's arguments.
@@ -88,19 +116,27 @@ impl Ui {
         listed: Option<&ToolEntry>,
         name: &str,
         args: Map<String, Value>,
-        by_user: bool,
+        actor: Actor,
         prechecked: bool,
     ) -> Result<ToolResult, ToolError> {
-        let out = match listed {
-            Some(entry) => self.dispatch(&entry.tool, args, by_user, prechecked),
-            // Not listed: what the name claims decides which check it fails (GB-7.2-1).
-            None => match claimed(name) {
-                Some(tool) => self.dispatch(&tool, args, by_user, prechecked),
-                None => Err(no_such_tool(name)),
-            },
+        let agent = actor.is_agent();
+        // Not listed: what the name claims decides which check it fails (GB-7.2-1).
+        let claimed_tool = if listed.is_none() { claimed(name) } else { None };
+        let tool = listed.map(|entry| &entry.tool).or(claimed_tool.as_ref());
+        let pending = self.begin_call(&actor, name, tool, listed, &args);
+        let out = match tool {
+            Some(tool) => self.dispatch(tool, args, actor, prechecked),
+            None => Err(no_such_tool(name)),
         };
         self.commit();
-        if let Some(entry) = listed.filter(|_| !by_user) {
+        if let Some(pending) = pending {
+            let (outcome, message) = match &out {
+                Ok(result) => (Outcome::Ok, result.message.clone()),
+                Err(e) => (Outcome::Error { code: e.code }, Some(e.message.clone())),
+            };
+            self.end(pending, outcome, message);
+        }
+        if let Some(entry) = listed.filter(|_| agent) {
             let seq = self.last_agent_call.as_ref().map_or(1, |c| c.seq + 1);
             self.last_agent_call = Some(AgentCall {
                 tool: entry.name.clone(),
@@ -114,14 +150,48 @@ impl Ui {
         out
     }
 
+    /// The journal entry of a call of `name` (`tool` as listed or claimed) by `actor`, begun
+    /// (`None` when the journal is off): its window as the name claims it, its arguments
+    /// masked by the action's schema (every value masked when the action is unknown).
+    fn begin_call(
+        &mut self,
+        actor: &Actor,
+        name: &str,
+        tool: Option<&ToolName>,
+        listed: Option<&ToolEntry>,
+        args: &Map<String, Value>,
+    ) -> Option<Pending> {
+        if !self.journal_on {
+            return None;
+        }
+        let window = match tool {
+            Some(ToolName::Window { id, .. }) => Some(id.as_str()),
+            _ => None,
+        };
+        let mut pending = self.begin(actor.clone(), Operation::Tool { name: clip(name).into_owned() }, window)?;
+        let spec = match (listed, tool) {
+            (Some(entry), _) => Some(entry.action.clone()),
+            (None, Some(ToolName::Window { id, action })) => {
+                self.index_of(id).and_then(|i| self.windows[i].spec.actions.iter().find(|a| a.name == *action).cloned())
+            }
+            (None, Some(ToolName::App { action })) => {
+                self.app.as_ref().and_then(|slot| slot.spec.actions.iter().find(|a| a.name == *action).cloned())
+            }
+            _ => None,
+        };
+        pending.arguments = record_arguments(args, spec.as_deref(), self.journal_limits.max_argument_bytes);
+        Some(pending)
+    }
+
     /// Checks, runs and applies one call of `tool`.
     fn dispatch(
         &mut self,
         tool: &ToolName,
         mut args: Map<String, Value>,
-        by_user: bool,
+        actor: Actor,
         prechecked: bool,
     ) -> Result<ToolResult, ToolError> {
+        let by_user = !actor.is_agent();
         let (subject, action) = match tool {
             ToolName::App { action } if self.app.is_some() => (Subject::App, action.as_str()),
             ToolName::App { .. } => {
@@ -149,7 +219,7 @@ impl Ui {
             Subject::App => None,
             Subject::Window(i) => Some(self.windows[i].handle.clone()),
         };
-        let mut cx = ActionContext::new(&mut self.ids, window_id, by_user);
+        let mut cx = ActionContext::new(&mut self.ids, window_id, actor);
         let outcome = match subject {
             Subject::App => {
                 self.app_dirty = true;

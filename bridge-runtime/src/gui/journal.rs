@@ -1,0 +1,529 @@
+//! The in-memory journal: one entry per operation, who made it and what came of it.
+
+use crate::catalog::ActionSpec;
+use crate::gui::actor::Actor;
+use crate::model::{ErrorCode, REDACTED};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+/// Default of [`JournalLimits::max_entries`].
+pub const DEFAULT_JOURNAL_ENTRIES: usize = 10_000;
+/// Default of [`JournalLimits::max_bytes`]: 16 MiB.
+pub const DEFAULT_JOURNAL_BYTES: usize = 16 << 20;
+/// Default of [`JournalLimits::max_argument_bytes`]: 4 KiB.
+pub const DEFAULT_JOURNAL_ARGUMENT_BYTES: usize = 4 << 10;
+
+/// What one entry costs besides its strings and arguments, as the byte bound counts it.
+const ENTRY_OVERHEAD: usize = 256;
+
+/// The journal's bounds ([`BridgeBuilder::journal_limits`](crate::gui::BridgeBuilder::journal_limits)).
+///
+/// | bound | default | past it |
+/// | --- | --- | --- |
+/// | `max_entries` | [`DEFAULT_JOURNAL_ENTRIES`] = 10,000 | the oldest entry is dropped, [`Journal::dropped`] counts it |
+/// | `max_bytes` | [`DEFAULT_JOURNAL_BYTES`] = 16 MiB, as [`JournalEntry::size`] counts | as above |
+/// | `max_argument_bytes` | [`DEFAULT_JOURNAL_ARGUMENT_BYTES`] = 4 KiB of a call's masked arguments as compact JSON | the entry keeps the first bytes as a string ([`JournalEntry::arguments`]) and the full size ([`JournalEntry::arguments_bytes`]) |
+///
+/// So a journal holds at most about `max_bytes` whatever callers send, and a flood of calls
+/// cannot push earlier entries out unnoticed: `dropped` says how many went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JournalLimits {
+    /// Most entries kept (at least 1).
+    pub max_entries: usize,
+    /// Most bytes kept, as [`JournalEntry::size`] counts them (at least one entry is kept).
+    pub max_bytes: usize,
+    /// Most bytes of a call's masked arguments kept in its entry.
+    pub max_argument_bytes: usize,
+}
+
+impl Default for JournalLimits {
+    fn default() -> Self {
+        Self {
+            max_entries: DEFAULT_JOURNAL_ENTRIES,
+            max_bytes: DEFAULT_JOURNAL_BYTES,
+            max_argument_bytes: DEFAULT_JOURNAL_ARGUMENT_BYTES,
+        }
+    }
+}
+
+impl JournalLimits {
+    /// With `n` entries at most (at least 1).
+    pub fn max_entries(mut self, n: usize) -> Self {
+        self.max_entries = n.max(1);
+        self
+    }
+
+    /// With `bytes` at most.
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// With `bytes` of a call's arguments kept at most.
+    pub fn max_argument_bytes(mut self, bytes: usize) -> Self {
+        self.max_argument_bytes = bytes;
+        self
+    }
+}
+
+/// What an operation was. Serialized `{"kind": "tool", "name": "w-1__submit"}`, `{"kind":
+/// "edit"}`, `{"kind": "open"}`, `{"kind": "close"}`, `{"kind": "refresh"}`, `{"kind":
+/// "clearFailure"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Operation {
+    /// A tool call, by its name as called (clipped, as error messages quote it).
+    Tool {
+        /// The tool name.
+        name: String,
+    },
+    /// An edit of a window's (or the app-level) state ([`Ui::edit_as`](crate::gui::Ui::edit_as)).
+    Edit,
+    /// A window opened by the host ([`Ui::open`](crate::gui::Ui::open)).
+    Open,
+    /// A window closed by the host ([`Ui::close`](crate::gui::Ui::close)).
+    Close,
+    /// Every window re-rendered ([`Ui::refresh_all`](crate::gui::Ui::refresh_all)).
+    Refresh,
+    /// A failure mark cleared ([`Ui::clear_failure`](crate::gui::Ui::clear_failure)).
+    ClearFailure,
+}
+
+/// How an operation ended. Serialized `{"status": "ok"}`, `{"status": "error", "code":
+/// "stale_state"}`, `{"status": "panicked"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Outcome {
+    /// It took effect.
+    Ok,
+    /// It was refused or failed with this GB error code (GB-7.4-8).
+    Error {
+        /// The code.
+        code: ErrorCode,
+    },
+    /// A host edit panicked (its window is marked failed, [`Ui::failure`](crate::gui::Ui::failure)).
+    Panicked,
+}
+
+/// One journal entry. Serialized in camelCase with `at` as milliseconds since the Unix epoch
+/// and `duration` in microseconds: `{"seq": 1, "at": 1764755000000, "actor": {…},
+/// "operation": {…}, "windowId": "w-1", "windowTitle": "Order Editor", "arguments": {…},
+/// "argumentsBytes": 42, "argumentsTruncated": false, "versionBefore": 3, "versionAfter": 4,
+/// "outcome": {…}, "message": "…", "opened": [], "closed": [], "duration": 120, "count": 1}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct JournalEntry {
+    /// Its number: 1 for the journal's first entry, then one more for each entry appended
+    /// (dropped ones included, so a gap never hides).
+    pub seq: u64,
+    /// When the operation started.
+    #[serde(serialize_with = "unix_ms")]
+    pub at: SystemTime,
+    /// Who made it.
+    pub actor: Actor,
+    /// What it was.
+    pub operation: Operation,
+    /// The window it acted on (as the tool name claims, for a call); `None` for app-level
+    /// operations and [`Operation::Refresh`].
+    pub window_id: Option<String>,
+    /// That window's title as it was before the operation (after it, for one it opened); `None`
+    /// when no such window was open.
+    pub window_title: Option<String>,
+    /// A call's arguments with every sensitive parameter's value replaced by `"••••••"`, the
+    /// mask sensitive fields show in the snapshot (GB-4.5-2): a parameter is sensitive when its
+    /// schema says `"writeOnly": true`, which a `Secret<…>` parameter's does by itself, and a
+    /// parameter marked `#[bridge(sensitive)]` does too (a `Secret<…>` field of a
+    /// `#[bridge(args)]` struct or of an object parameter likewise, at any depth). When the tool's
+    /// action is unknown (no such window or action), every value is masked. Past
+    /// [`JournalLimits::max_argument_bytes`] this is a JSON string holding the first bytes of
+    /// the masked arguments as compact JSON. `null` for operations other than calls.
+    pub arguments: Value,
+    /// The size of the call's arguments as compact JSON, as received (before masking); for a
+    /// call refused before its turn, as the caps measured it (string escapes not counted).
+    pub arguments_bytes: usize,
+    /// Whether [`JournalEntry::arguments`] is cut short.
+    pub arguments_truncated: bool,
+    /// The window's `version` before the operation; `None` without a window.
+    pub version_before: Option<i64>,
+    /// Its `version` after the operation; `None` when it is not open afterwards.
+    pub version_after: Option<i64>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The result's `message`, or the error's.
+    pub message: Option<String>,
+    /// Windows it opened.
+    pub opened: Vec<String>,
+    /// Windows it closed (modals closed with their owner included).
+    pub closed: Vec<String>,
+    /// How long it took to run, from its start under the UI's turn to its commit; a call
+    /// refused before its turn (over a cap, busy, timed out) counts its time until refused.
+    #[serde(serialize_with = "micros")]
+    pub duration: Duration,
+    /// How many identical rejections this entry stands for: the same actor, operation,
+    /// arguments, code and message, one right after another, are one entry with a count
+    /// (at least 1).
+    pub count: u64,
+}
+
+impl JournalEntry {
+    /// What the entry counts for against [`JournalLimits::max_bytes`]: a fixed overhead plus
+    /// its strings and its arguments as compact JSON.
+    pub fn size(&self) -> usize {
+        let strings = [&self.window_id, &self.window_title, &self.message]
+            .iter()
+            .map(|s| s.as_ref().map_or(0, String::len))
+            .sum::<usize>();
+        let operation = match &self.operation {
+            Operation::Tool { name } => name.len(),
+            _ => 0,
+        };
+        let lists = self.opened.iter().chain(&self.closed).map(String::len).sum::<usize>();
+        ENTRY_OVERHEAD + strings + operation + lists + json_len(&self.arguments) + actor_len(&self.actor)
+    }
+
+    /// Whether `self` is the same rejection as `other` (see [`JournalEntry::count`]).
+    fn same_rejection(&self, other: &JournalEntry) -> bool {
+        matches!(self.outcome, Outcome::Error { .. })
+            && self.outcome == other.outcome
+            && self.actor == other.actor
+            && self.operation == other.operation
+            && self.window_id == other.window_id
+            && self.message == other.message
+            && self.arguments == other.arguments
+            && self.arguments_bytes == other.arguments_bytes
+    }
+}
+
+fn unix_ms<S: serde::Serializer>(at: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    let ms = at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    s.serialize_u64(u64::try_from(ms).unwrap_or(u64::MAX))
+}
+
+fn micros<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+fn actor_len(actor: &Actor) -> usize {
+    actor.agent().map_or(0, |a| {
+        a.connection.as_ref().map_or(0, |c| c.len())
+            + a.token.as_ref().map_or(0, |t| t.len())
+            + a.client_info.as_ref().map_or(0, |i| i.name.len() + i.version.len())
+    })
+}
+
+/// Counts the bytes written to it.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `value`'s length as compact JSON, without building the text.
+fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
+/// A call's arguments as an entry keeps them: (masked or cut, size as received, cut?).
+pub(crate) fn record_arguments(
+    args: &Map<String, Value>,
+    spec: Option<&ActionSpec>,
+    max_bytes: usize,
+) -> (Value, usize, bool) {
+    let bytes = json_len(args);
+    let masked = match spec {
+        Some(spec) => {
+            let root = spec.input_schema.as_ref();
+            mask_object(args, root.get("properties").and_then(Value::as_object), root, 0)
+        }
+        None => args.keys().map(|k| (k.clone(), Value::String(REDACTED.to_owned()))).collect(),
+    };
+    let masked = Value::Object(masked);
+    if json_len(&masked) <= max_bytes {
+        return (masked, bytes, false);
+    }
+    (Value::String(cut_json(&masked, max_bytes)), bytes, true)
+}
+
+/// The first `max_bytes` of `value` as compact JSON (cut at a character boundary).
+fn cut_json(value: &Value, max_bytes: usize) -> String {
+    let mut text = serde_json::to_string(value).unwrap_or_default();
+    let mut cut = max_bytes.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text
+}
+
+/// What an entry keeps of the arguments of a call refused before its turn (over a cap, busy,
+/// timed out): nothing but their size (nothing read them; they may be huge).
+pub(crate) fn unread_arguments(bytes: usize) -> (Value, usize, bool) {
+    (Value::Null, bytes, true)
+}
+
+/// Deepest schema nesting followed when masking; deeper values are masked whole.
+const MASK_DEPTH: usize = 32;
+
+type Schema = Map<String, Value>;
+
+/// `args` with the value of every property whose schema (in `properties`, resolving `$ref`s in
+/// `root`) is `writeOnly` replaced by the mask, recursively through objects and arrays.
+fn mask_object(
+    args: &Map<String, Value>,
+    properties: Option<&Schema>,
+    root: &Schema,
+    depth: usize,
+) -> Map<String, Value> {
+    args.iter()
+        .map(|(k, v)| {
+            let property = properties.and_then(|p| p.get(k)).and_then(Value::as_object);
+            (k.clone(), mask_value(v, property, root, depth + 1))
+        })
+        .collect()
+}
+
+fn mask_value(value: &Value, schema: Option<&Schema>, root: &Schema, depth: usize) -> Value {
+    let Some(schema) = schema.map(|s| resolve(s, root)) else { return value.clone() };
+    if depth > MASK_DEPTH || write_only(schema, root) {
+        return Value::String(REDACTED.to_owned());
+    }
+    match value {
+        Value::Object(map) => {
+            Value::Object(mask_object(map, schema.get("properties").and_then(Value::as_object), root, depth))
+        }
+        Value::Array(items) => {
+            let item = schema.get("items").and_then(Value::as_object);
+            Value::Array(items.iter().map(|v| mask_value(v, item, root, depth + 1)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// Whether `schema` (or a schema it combines with `allOf`/`anyOf`/`oneOf`, as `Option<Secret<…>>`
+/// gives) is `writeOnly`.
+fn write_only(schema: &Schema, root: &Schema) -> bool {
+    let flagged = |s: &Schema| s.get("writeOnly").and_then(Value::as_bool) == Some(true);
+    flagged(schema)
+        || ["allOf", "anyOf", "oneOf"].iter().any(|k| {
+            schema
+                .get(*k)
+                .and_then(Value::as_array)
+                .is_some_and(|parts| parts.iter().filter_map(Value::as_object).any(|p| flagged(resolve(p, root))))
+        })
+}
+
+/// `schema` itself, or the `#/$defs/…` (or `#/definitions/…`) schema its `$ref` names.
+fn resolve<'a>(schema: &'a Schema, root: &'a Schema) -> &'a Schema {
+    let Some(path) = schema.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/")) else {
+        return schema;
+    };
+    let mut parts = path.split('/');
+    let found = parts.next().and_then(|first| root.get(first)).and_then(|v| parts.try_fold(v, |v, part| v.get(part)));
+    found.and_then(Value::as_object).unwrap_or(schema)
+}
+
+struct Inner {
+    /// Off ([`BridgeBuilder::journal`](crate::gui::BridgeBuilder::journal)): nothing is appended.
+    on: bool,
+    limits: JournalLimits,
+    entries: VecDeque<JournalEntry>,
+    bytes: usize,
+    next_seq: u64,
+    dropped: u64,
+}
+
+/// The in-memory journal of every operation on the UI: agent calls (refused ones included),
+/// the user's calls and edits, the app's own changes. Append-only: bridge appends, nobody
+/// edits or deletes an entry (no method here does, and nothing an agent can call reaches it);
+/// only the bounds ([`JournalLimits`]) drop the oldest entries, counted in
+/// [`Journal::dropped`]. Companion requests are not journaled.
+///
+/// **Not an audit trail.** It lives in the app's memory and ends with the process; what it
+/// drops is gone. Read it for the app's own display and for tests.
+///
+/// A cheap handle (`Clone` shares it): [`Ui::journal`](crate::gui::Ui::journal),
+/// [`Bridge::journal`](crate::gui::Bridge::journal). Entries are appended before the
+/// operation's result returns to its caller.
+#[derive(Clone)]
+pub struct Journal {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.lock();
+        f.debug_struct("Journal")
+            .field("entries", &inner.entries.len())
+            .field("bytes", &inner.bytes)
+            .field("dropped", &inner.dropped)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Journal {
+    pub(crate) fn new(on: bool, limits: JournalLimits) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(Inner {
+                on,
+                limits,
+                entries: VecDeque::new(),
+                bytes: 0,
+                next_seq: 1,
+                dropped: 0,
+            })),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether it records operations (default yes; [`BridgeBuilder::journal`](crate::gui::BridgeBuilder::journal)).
+    pub fn is_on(&self) -> bool {
+        self.lock().on
+    }
+
+    /// The bounds.
+    pub fn limits(&self) -> JournalLimits {
+        self.lock().limits
+    }
+
+    /// Every entry kept, oldest first.
+    pub fn entries(&self) -> Vec<JournalEntry> {
+        self.lock().entries.iter().cloned().collect()
+    }
+
+    /// The entries kept whose `seq` is greater than `seq`, oldest first (for a display that
+    /// polls: pass the last `seq` it showed).
+    pub fn since(&self, seq: u64) -> Vec<JournalEntry> {
+        let inner = self.lock();
+        let start = inner.entries.partition_point(|e| e.seq <= seq);
+        inner.entries.range(start..).cloned().collect()
+    }
+
+    /// The newest entry.
+    pub fn last(&self) -> Option<JournalEntry> {
+        self.lock().entries.back().cloned()
+    }
+
+    /// How many entries are kept.
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    /// Whether no entry is kept.
+    pub fn is_empty(&self) -> bool {
+        self.lock().entries.is_empty()
+    }
+
+    /// The bytes the kept entries count for ([`JournalEntry::size`]).
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    /// How many entries the bounds dropped, oldest first, since the journal began.
+    pub fn dropped(&self) -> u64 {
+        self.lock().dropped
+    }
+
+    /// Appends `entry` (its `seq` and `count` are set here), or counts it on the last entry
+    /// when it repeats that rejection; then drops the oldest entries past the bounds.
+    pub(crate) fn append(&self, mut entry: JournalEntry) {
+        let mut inner = self.lock();
+        if !inner.on {
+            return;
+        }
+        if let Some(last) = inner.entries.back_mut()
+            && last.same_rejection(&entry)
+        {
+            last.count = last.count.saturating_add(1);
+            return;
+        }
+        entry.seq = inner.next_seq;
+        entry.count = 1;
+        inner.next_seq += 1;
+        inner.bytes += entry.size();
+        inner.entries.push_back(entry);
+        while inner.entries.len() > 1
+            && (inner.entries.len() > inner.limits.max_entries || inner.bytes > inner.limits.max_bytes)
+        {
+            if let Some(old) = inner.entries.pop_front() {
+                inner.bytes -= old.size();
+                inner.dropped += 1;
+            }
+        }
+    }
+}
+
+/// An entry being filled in: what is known when an operation starts.
+pub(crate) struct Pending {
+    pub(crate) at: SystemTime,
+    pub(crate) started: std::time::Instant,
+    pub(crate) actor: Actor,
+    pub(crate) operation: Operation,
+    pub(crate) window_id: Option<String>,
+    pub(crate) window_title: Option<String>,
+    pub(crate) arguments: (Value, usize, bool),
+    pub(crate) version_before: Option<i64>,
+}
+
+impl Pending {
+    pub(crate) fn new(actor: Actor, operation: Operation) -> Self {
+        Self {
+            at: SystemTime::now(),
+            started: std::time::Instant::now(),
+            actor,
+            operation,
+            window_id: None,
+            window_title: None,
+            arguments: (Value::Null, 0, false),
+            version_before: None,
+        }
+    }
+
+    /// The entry, with what the operation's end tells.
+    pub(crate) fn finish(
+        self,
+        outcome: Outcome,
+        message: Option<String>,
+        version_after: Option<i64>,
+        opened: Vec<String>,
+        closed: Vec<String>,
+    ) -> JournalEntry {
+        let (arguments, arguments_bytes, arguments_truncated) = self.arguments;
+        JournalEntry {
+            seq: 0,
+            at: self.at,
+            actor: self.actor,
+            operation: self.operation,
+            window_id: self.window_id,
+            window_title: self.window_title,
+            arguments,
+            arguments_bytes,
+            arguments_truncated,
+            version_before: self.version_before,
+            version_after,
+            outcome,
+            message,
+            opened,
+            closed,
+            duration: self.started.elapsed(),
+            count: 1,
+        }
+    }
+}

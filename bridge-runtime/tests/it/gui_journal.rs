@@ -1,0 +1,323 @@
+//! The in-memory journal through the test kit: an entry per operation with its actor, masked
+//! arguments (GB-4.5-2: sensitive values never leave the process, and the journal shows them as
+//! the snapshot does), coalesced rejections, bounds and the `dropped` count.
+
+use bridge_runtime::gui::{Actor, JournalEntry, JournalLimits, Outcome};
+use bridge_runtime::model::ErrorCode;
+use bridge_runtime::prelude::*;
+use bridge_runtime::testing::TestApp;
+use serde_json::{Value, json};
+
+/// A sign-in form whose actions take secrets every way an author can write one.
+#[bridge_window(title = "Sign in", summary = "Signed in as {user}")]
+pub struct SignIn {
+    #[bridge(text)]
+    user: String,
+}
+
+/// Card details, nested in a parameter.
+#[derive(Deserialize, JsonSchema)]
+pub struct Card {
+    /// The card number.
+    number: Secret<String>,
+    /// Who holds it.
+    holder: String,
+}
+
+/// Login arguments as one struct.
+#[derive(Deserialize, JsonSchema, BridgeArgs)]
+pub struct Login {
+    /// The user name.
+    user: String,
+    /// The password.
+    password: Secret<String>,
+}
+
+#[bridge_actions]
+impl SignIn {
+    /// Sign in.
+    #[bridge_action]
+    pub fn sign_in(&mut self, user: String, password: Secret<String>) -> Result<(), ActionError> {
+        if password.expose().is_empty() {
+            return Err(ActionError::field("password", "Enter the password"));
+        }
+        self.user = user;
+        Ok(())
+    }
+
+    /// Sign in with one struct.
+    #[bridge_action]
+    pub fn login(&mut self, #[bridge(args)] login: Login) {
+        self.user = login.user;
+        let _ = login.password;
+    }
+
+    /// Pay with a card; the PIN is optional.
+    #[bridge_action]
+    pub fn pay(&mut self, card: Card, pin: Option<Secret<String>>, note: String) {
+        self.user = format!("{} {note}", card.holder);
+        let _ = (card.number, pin);
+    }
+
+    /// Store an API key: plain `String`s the author marks sensitive, or write-only as
+    /// `Secret` is.
+    #[bridge_action]
+    pub fn set_key(
+        &mut self,
+        #[bridge(sensitive)] api_key: String,
+        #[schemars(extend("writeOnly" = true))] backup: String,
+        label: String,
+    ) {
+        self.user = format!("{label}: {} chars", api_key.len() + backup.len());
+    }
+
+    /// Say something long.
+    #[bridge_action(read_only)]
+    pub fn echo(&self, text: String) -> String {
+        text
+    }
+
+    /// Open another sign-in form.
+    #[bridge_action]
+    pub fn another(&mut self, cx: &mut ActionContext) {
+        cx.open(SignIn { user: String::new() });
+    }
+}
+
+fn builder() -> bridge_runtime::BridgeBuilder {
+    Bridge::builder("journal", "1.0").window::<SignIn>()
+}
+
+fn app() -> TestApp {
+    TestApp::new(builder(), |ui| {
+        ui.open(SignIn { user: String::new() }, OpenOptions::window());
+    })
+}
+
+fn entries(app: &mut TestApp) -> Vec<JournalEntry> {
+    app.ui().journal().entries()
+}
+
+fn operation(entry: &JournalEntry) -> Value {
+    serde_json::to_value(&entry.operation).unwrap_or(Value::Null)
+}
+
+// GB-4.5-2: a `Secret<…>` parameter, a `Secret` field of an args struct, a `Secret` nested in
+// an object parameter, an `Option<Secret<…>>`, a parameter marked `#[bridge(sensitive)]` and one
+// marked `#[schemars(extend("writeOnly" = true))]` all show the snapshot's mask; other values are
+// kept; the secrets appear nowhere in the journal's JSON.
+#[test]
+fn sensitive_parameters_are_masked_as_in_the_snapshot() {
+    let mut app = app();
+    app.call("w-1__sign_in", json!({"user": "ada", "password": "hunter2"})).expect_ok();
+    app.call("w-1__login", json!({"user": "ada", "password": "hunter3"})).expect_ok();
+    app.call(
+        "w-1__pay",
+        json!({"card": {"number": "4111111111111111", "holder": "Ada"}, "pin": "1234", "note": "thanks"}),
+    )
+    .expect_ok();
+    app.call("w-1__set_key", json!({"api_key": "sk-live-abc", "backup": "sk-backup", "label": "main"})).expect_ok();
+    let all = entries(&mut app);
+    let calls: Vec<&JournalEntry> = all.iter().filter(|e| operation(e)["kind"] == "tool").collect();
+    assert_eq!(
+        calls[3].arguments,
+        json!({"api_key": "••••••", "backup": "••••••", "label": "main"}),
+        "parameters marked sensitive or writeOnly"
+    );
+    assert_eq!(calls[0].arguments, json!({"user": "ada", "password": "••••••"}));
+    assert_eq!(calls[1].arguments, json!({"user": "ada", "password": "••••••"}));
+    assert_eq!(
+        calls[2].arguments,
+        json!({"card": {"number": "••••••", "holder": "Ada"}, "pin": "••••••", "note": "thanks"})
+    );
+    assert_eq!(calls[0].arguments_bytes, json!({"user": "ada", "password": "hunter2"}).to_string().len());
+    let text = serde_json::to_string(&all).unwrap();
+    for secret in ["hunter2", "hunter3", "4111111111111111", "1234", "sk-live-abc", "sk-backup"] {
+        assert!(!text.contains(secret), "{secret} leaked: {text}");
+    }
+    // The same mask the snapshot shows for sensitive fields.
+    assert_eq!(calls[0].arguments["password"], bridge_runtime::model::REDACTED);
+}
+
+// A call whose action is unknown (window gone, no such action): nothing says which values are
+// secret, so every value is masked.
+#[test]
+fn arguments_of_an_unknown_action_are_all_masked() {
+    let mut app = app();
+    app.call("w-9__sign_in", json!({"user": "ada", "password": "hunter2"})).expect_err(ErrorCode::WindowNotFound);
+    app.call("w-1__nope", json!({"token": "abc"})).expect_err(ErrorCode::ActionNotAvailable);
+    let all = entries(&mut app);
+    let n = all.len();
+    assert_eq!(all[n - 2].arguments, json!({"user": "••••••", "password": "••••••"}));
+    assert_eq!(all[n - 2].window_id.as_deref(), Some("w-9"));
+    assert_eq!(all[n - 2].window_title, None);
+    assert_eq!(all[n - 1].arguments, json!({"token": "••••••"}));
+}
+
+// Every operation, in order, with its actor, window, versions, outcome and the windows it
+// opened or closed: the app's opens and closes, the agent's calls (refused ones too), the
+// user's call and edit, a refresh.
+#[test]
+fn each_operation_appends_one_entry_with_its_actor() {
+    let mut app = app();
+    let v = app.version("w-1");
+    app.call("w-1__sign_in", json!({"user": "ada", "password": "pw", "expectedVersion": v})).expect_ok();
+    app.call("w-1__sign_in", json!({"user": "bob", "password": "pw", "expectedVersion": v}))
+        .expect_err(ErrorCode::StaleState);
+    app.user_call("w-1__another", json!({})).expect_ok();
+    app.user::<SignIn, _>("w-1", |w, _| w.user = "carol".into());
+    assert!(app.ui().close("w-2"));
+    app.ui().refresh_all();
+    app.check();
+
+    let all = entries(&mut app);
+    let seqs: Vec<u64> = all.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5, 6, 7]);
+    let kinds: Vec<String> = all.iter().map(|e| operation(e)["kind"].as_str().unwrap_or("").to_owned()).collect();
+    assert_eq!(kinds, ["open", "tool", "tool", "tool", "edit", "close", "refresh"]);
+    let actors: Vec<Value> = all.iter().map(|e| serde_json::to_value(&e.actor).unwrap()["kind"].clone()).collect();
+    assert_eq!(actors, ["app", "agent", "agent", "user", "user", "app", "app"]);
+
+    assert_eq!(all[0].window_id.as_deref(), Some("w-1"));
+    assert_eq!(all[0].window_title.as_deref(), Some("Sign in"));
+    assert_eq!((all[0].version_before, all[0].version_after), (None, Some(1)));
+    assert_eq!(all[0].opened, ["w-1"]);
+
+    assert_eq!(operation(&all[1])["name"], "w-1__sign_in");
+    assert_eq!(all[1].outcome, Outcome::Ok);
+    assert_eq!((all[1].version_before, all[1].version_after), (Some(v), Some(v + 1)));
+    assert_eq!(all[1].arguments["expectedVersion"], v);
+
+    assert_eq!(all[2].outcome, Outcome::Error { code: ErrorCode::StaleState });
+    assert_eq!((all[2].version_before, all[2].version_after), (Some(v + 1), Some(v + 1)));
+    assert!(all[2].message.as_deref().is_some_and(|m| !m.is_empty()));
+
+    assert_eq!(all[3].opened, ["w-2"]);
+    assert_eq!(all[4].actor, Actor::User);
+    assert_eq!((all[4].version_before, all[4].version_after), (Some(v + 1), Some(v + 2)));
+    assert_eq!(all[5].closed, ["w-2"]);
+    assert_eq!((all[5].version_before, all[5].version_after), (Some(1), None));
+    assert!(all.iter().all(|e| e.count == 1));
+}
+
+// Identical rejections one after another are one entry with a count, so a flood of bad calls
+// cannot push earlier entries out; a different call ends the run.
+#[test]
+fn repeated_identical_rejections_are_coalesced() {
+    let mut app = app();
+    for _ in 0..50 {
+        app.call("w-1__sign_in", json!({"user": "ada", "password": ""})).expect_err(ErrorCode::ValidationFailed);
+    }
+    app.call("w-1__sign_in", json!({"user": "ada", "password": "x"})).expect_ok();
+    app.call("w-1__sign_in", json!({"user": "ada", "password": ""})).expect_err(ErrorCode::ValidationFailed);
+    let all = entries(&mut app);
+    let counts: Vec<(u64, u64)> = all.iter().map(|e| (e.seq, e.count)).collect();
+    assert_eq!(counts, [(1, 1), (2, 50), (3, 1), (4, 1)]);
+    assert_eq!(app.ui().journal().dropped(), 0);
+    // Successes are never coalesced.
+    app.call("w-1__echo", json!({"text": "a"})).expect_ok();
+    app.call("w-1__echo", json!({"text": "a"})).expect_ok();
+    assert_eq!(app.ui().journal().len(), 6);
+}
+
+// Bounded by count: the oldest entries go, `dropped` counts them, `seq` keeps counting.
+#[test]
+fn the_count_bound_drops_the_oldest_and_counts_them() {
+    let mut app = TestApp::new(builder().journal_limits(JournalLimits::default().max_entries(3)), |ui| {
+        ui.open(SignIn { user: String::new() }, OpenOptions::window());
+    });
+    for i in 0..5 {
+        app.call("w-1__echo", json!({"text": i.to_string()})).expect_ok();
+    }
+    let journal = app.ui().journal().clone();
+    let seqs: Vec<u64> = journal.entries().iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [4, 5, 6]);
+    assert_eq!(journal.dropped(), 3);
+    assert_eq!(journal.since(4).iter().map(|e| e.seq).collect::<Vec<_>>(), [5, 6]);
+}
+
+// Bounded by bytes, and a call's arguments past the argument bound are cut, their size kept.
+#[test]
+fn the_byte_bounds_cut_arguments_and_drop_old_entries() {
+    let limits = JournalLimits::default().max_bytes(4_000).max_argument_bytes(64);
+    let mut app = TestApp::new(builder().journal_limits(limits), |ui| {
+        ui.open(SignIn { user: String::new() }, OpenOptions::window());
+    });
+    let long = "x".repeat(1_000);
+    app.call("w-1__echo", json!({"text": long})).expect_ok();
+    let entry = app.ui().journal().last().expect("an entry");
+    assert!(entry.arguments_truncated);
+    assert_eq!(entry.arguments_bytes, json!({"text": long}).to_string().len());
+    let kept = entry.arguments.as_str().expect("the first bytes, as a string");
+    assert_eq!(kept.len(), 64);
+    assert!(json!({"text": long}).to_string().starts_with(kept));
+    // A cut never splits a character.
+    app.call("w-1__echo", json!({"text": "é".repeat(100)})).expect_ok();
+    let cut = app.ui().journal().last().expect("an entry");
+    assert!(cut.arguments.as_str().is_some_and(|s| s.len() <= 64));
+
+    for i in 0..40 {
+        app.call("w-1__echo", json!({"text": i.to_string()})).expect_ok();
+    }
+    let journal = app.ui().journal().clone();
+    assert!(journal.bytes() <= 4_000, "{}", journal.bytes());
+    assert!(journal.dropped() > 0);
+    let entries = journal.entries();
+    assert_eq!(entries.last().map(|e| e.seq), Some(43));
+    assert_eq!(entries.first().map(|e| e.seq), Some(43 - entries.len() as u64 + 1));
+    assert_eq!(journal.dropped() + entries.len() as u64, 43);
+}
+
+// A call refused before its turn (over an argument cap) is journaled with its size only; an
+// app that turns the journal off records nothing.
+#[tokio::test]
+async fn refusals_before_the_turn_and_the_off_switch() {
+    let bridge = builder().max_argument_bytes(100).spawn_headless(|ui| {
+        ui.open(SignIn { user: String::new() }, OpenOptions::window());
+    });
+    let args = json!({"user": "ada", "password": "y".repeat(200)});
+    let out = bridge.call_tool("w-1__sign_in", args.as_object().cloned().unwrap_or_default()).await;
+    assert_eq!(out.result.err().map(|e| e.code), Some(ErrorCode::ValidationFailed));
+    let entry = bridge.journal().last().expect("an entry");
+    assert_eq!(entry.outcome, Outcome::Error { code: ErrorCode::ValidationFailed });
+    assert_eq!((entry.arguments.clone(), entry.arguments_truncated), (Value::Null, true));
+    assert_eq!(entry.arguments_bytes, args.to_string().len());
+    assert_eq!(entry.window_id.as_deref(), Some("w-1"));
+    assert_eq!(entry.version_before, Some(1));
+    assert!(entry.actor.is_agent());
+
+    let off = builder().journal(false).spawn_headless(|ui| {
+        ui.open(SignIn { user: String::new() }, OpenOptions::window());
+    });
+    let _ = off.call_tool("w-1__echo", json!({"text": "a"}).as_object().cloned().unwrap_or_default()).await;
+    assert!(off.journal().is_empty() && !off.journal().is_on());
+}
+
+// A call refused as busy (GB-7.4-7: `action_timeout`, it took no effect) is journaled when it
+// is refused, with its arguments' size only; the queued call it waited behind is journaled when
+// it runs.
+#[tokio::test]
+async fn a_busy_refusal_is_journaled() {
+    use futures::FutureExt;
+    let (bridge, mut owner) = builder().max_queued_calls(1).build();
+    owner.ui().open(SignIn { user: String::new() }, OpenOptions::window());
+    let echo =
+        |text: &str| bridge.call_tool("w-1__echo", json!({ "text": text }).as_object().cloned().unwrap_or_default());
+    assert!(echo("queued").now_or_never().is_none());
+    let refused = echo("refused").now_or_never().expect("refused at once").result.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ActionTimeout);
+    assert_eq!(owner.drain(), 1);
+    let entries = bridge.journal().entries();
+    let rows: Vec<(u64, Outcome, Value, bool)> =
+        entries.iter().map(|e| (e.seq, e.outcome, e.arguments.clone(), e.arguments_truncated)).collect();
+    assert_eq!(
+        rows,
+        [
+            (1, Outcome::Ok, Value::Null, false),
+            (2, Outcome::Error { code: ErrorCode::ActionTimeout }, Value::Null, true),
+            (3, Outcome::Ok, json!({"text": "queued"}), false),
+        ]
+    );
+    assert_eq!(entries[1].arguments_bytes, json!({"text": "refused"}).to_string().len());
+    assert_eq!(entries[1].message.as_deref(), Some(refused.message.as_str()));
+}
