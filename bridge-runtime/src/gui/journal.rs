@@ -140,8 +140,10 @@ pub struct JournalEntry {
     /// mask sensitive fields show in the snapshot (GB-4.5-2): a parameter is sensitive when its
     /// schema says `"writeOnly": true`, which a `Secret<…>` parameter's does by itself, and a
     /// parameter marked `#[bridge(sensitive)]` does too (a `Secret<…>` field of a
-    /// `#[bridge(args)]` struct or of an object parameter likewise, at any depth). When the tool's
-    /// action is unknown (no such window or action), every value is masked. Past
+    /// `#[bridge(args)]` struct, of an object parameter, a map's values and an enum variant's
+    /// likewise, at any depth). The value of a key the schema does not declare (a misspelled
+    /// parameter, refused by validation) is masked too. When the tool's action is unknown (no
+    /// such window or action), every value is masked. Past
     /// [`JournalLimits::max_argument_bytes`] this is a JSON string holding the first bytes of
     /// the masked arguments as compact JSON. `null` for operations other than calls.
     pub arguments: Value,
@@ -246,10 +248,7 @@ pub(crate) fn record_arguments(
 ) -> (Value, usize, bool) {
     let bytes = json_len(args);
     let masked = match spec {
-        Some(spec) => {
-            let root = spec.input_schema.as_ref();
-            mask_object(args, root.get("properties").and_then(Value::as_object), root, 0)
-        }
+        Some(spec) => mask_object(args, spec.input_schema.as_ref()),
         None => args.keys().map(|k| (k.clone(), Value::String(REDACTED.to_owned()))).collect(),
     };
     let masked = Value::Object(masked);
@@ -281,50 +280,82 @@ const MASK_DEPTH: usize = 32;
 
 type Schema = Map<String, Value>;
 
-/// `args` with the value of every property whose schema (in `properties`, resolving `$ref`s in
-/// `root`) is `writeOnly` replaced by the mask, recursively through objects and arrays.
-fn mask_object(
-    args: &Map<String, Value>,
-    properties: Option<&Schema>,
-    root: &Schema,
-    depth: usize,
-) -> Map<String, Value> {
-    args.iter()
-        .map(|(k, v)| {
-            let property = properties.and_then(|p| p.get(k)).and_then(Value::as_object);
-            (k.clone(), mask_value(v, property, root, depth + 1))
-        })
-        .collect()
+/// `args` masked by the action's input schema `root` (see [`mask_value`]).
+fn mask_object(args: &Map<String, Value>, root: &Schema) -> Map<String, Value> {
+    match mask_value(&Value::Object(args.clone()), Some(root), root, 0) {
+        Value::Object(map) => map,
+        _ => args.keys().map(|k| (k.clone(), Value::String(REDACTED.to_owned()))).collect(),
+    }
 }
 
+/// `value` with every part the schema marks `writeOnly` replaced by the mask, recursively
+/// through objects (`properties`, else `additionalProperties`: a map's values), arrays (`items`)
+/// and the variants of `allOf`/`anyOf`/`oneOf` (an enum's variants, `Option<…>`): a value is
+/// masked when any schema that may describe it is write-only, so a union errs on the side of
+/// the mask. A key the schema does not declare (a misspelled or unknown parameter, refused by
+/// validation but still journaled) is masked too: nothing says it is not a secret. Free-form
+/// values (a schema that declares no properties) are kept as they are.
 fn mask_value(value: &Value, schema: Option<&Schema>, root: &Schema, depth: usize) -> Value {
-    let Some(schema) = schema.map(|s| resolve(s, root)) else { return value.clone() };
-    if depth > MASK_DEPTH || write_only(schema, root) {
+    let Some(schema) = schema else { return value.clone() };
+    let mut parts = Vec::new();
+    flatten(schema, root, 0, &mut parts);
+    let flagged = |s: &Schema| s.get("writeOnly").and_then(Value::as_bool) == Some(true);
+    if depth > MASK_DEPTH || parts.iter().any(|p| flagged(p)) {
         return Value::String(REDACTED.to_owned());
     }
     match value {
         Value::Object(map) => {
-            Value::Object(mask_object(map, schema.get("properties").and_then(Value::as_object), root, depth))
+            let structured =
+                parts.iter().any(|p| p.contains_key("properties") || p.contains_key("additionalProperties"));
+            let masked = map
+                .iter()
+                .map(|(k, v)| {
+                    let mut subs: Vec<&Schema> = parts
+                        .iter()
+                        .filter_map(|p| p.get("properties").and_then(|ps| ps.get(k)).and_then(Value::as_object))
+                        .collect();
+                    if subs.is_empty() {
+                        subs = parts
+                            .iter()
+                            .filter_map(|p| p.get("additionalProperties").and_then(Value::as_object))
+                            .collect();
+                    }
+                    let v = if subs.is_empty() {
+                        if structured { Value::String(REDACTED.to_owned()) } else { v.clone() }
+                    } else {
+                        subs.iter().fold(v.clone(), |v, sub| mask_value(&v, Some(sub), root, depth + 1))
+                    };
+                    (k.clone(), v)
+                })
+                .collect();
+            Value::Object(masked)
         }
         Value::Array(items) => {
-            let item = schema.get("items").and_then(Value::as_object);
-            Value::Array(items.iter().map(|v| mask_value(v, item, root, depth + 1)).collect())
+            let subs: Vec<&Schema> = parts.iter().filter_map(|p| p.get("items").and_then(Value::as_object)).collect();
+            Value::Array(
+                items
+                    .iter()
+                    .map(|item| subs.iter().fold(item.clone(), |v, sub| mask_value(&v, Some(sub), root, depth + 1)))
+                    .collect(),
+            )
         }
         other => other.clone(),
     }
 }
 
-/// Whether `schema` (or a schema it combines with `allOf`/`anyOf`/`oneOf`, as `Option<Secret<…>>`
-/// gives) is `writeOnly`.
-fn write_only(schema: &Schema, root: &Schema) -> bool {
-    let flagged = |s: &Schema| s.get("writeOnly").and_then(Value::as_bool) == Some(true);
-    flagged(schema)
-        || ["allOf", "anyOf", "oneOf"].iter().any(|k| {
-            schema
-                .get(*k)
-                .and_then(Value::as_array)
-                .is_some_and(|parts| parts.iter().filter_map(Value::as_object).any(|p| flagged(resolve(p, root))))
-        })
+/// `schema` (resolved) and, recursively, the schemas it combines with `allOf`/`anyOf`/`oneOf`,
+/// into `out` (at most [`MASK_DEPTH`] levels of combinators).
+fn flatten<'a>(schema: &'a Schema, root: &'a Schema, depth: usize, out: &mut Vec<&'a Schema>) {
+    let schema = resolve(schema, root);
+    out.push(schema);
+    if depth > MASK_DEPTH {
+        return;
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        for part in schema.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_object) {
+            flatten(part, root, depth + 1, out);
+        }
+    }
 }
 
 /// `schema` itself, or the `#/$defs/…` (or `#/definitions/…`) schema its `$ref` names.

@@ -24,6 +24,23 @@ pub struct Card {
     holder: String,
 }
 
+/// How to authenticate: an enum whose variants carry secrets.
+#[derive(Deserialize, JsonSchema)]
+pub enum Auth {
+    /// A password.
+    Password {
+        /// The password.
+        pw: Secret<String>,
+    },
+    /// A key.
+    Key(Secret<String>),
+    /// Nobody.
+    Anonymous {
+        /// A display name.
+        name: String,
+    },
+}
+
 /// Login arguments as one struct.
 #[derive(Deserialize, JsonSchema, BridgeArgs)]
 pub struct Login {
@@ -69,6 +86,17 @@ impl SignIn {
         label: String,
     ) {
         self.user = format!("{label}: {} chars", api_key.len() + backup.len());
+    }
+
+    /// Store secrets by name, and authenticate.
+    #[bridge_action]
+    pub fn vault(&mut self, secrets: std::collections::BTreeMap<String, Secret<String>>, auth: Auth) {
+        let how = match auth {
+            Auth::Password { pw } => pw.expose().len(),
+            Auth::Key(key) => key.expose().len(),
+            Auth::Anonymous { name } => name.len(),
+        };
+        self.user = format!("{} secrets, {how}", secrets.len());
     }
 
     /// Say something long.
@@ -137,6 +165,28 @@ fn sensitive_parameters_are_masked_as_in_the_snapshot() {
     }
     // The same mask the snapshot shows for sensitive fields.
     assert_eq!(calls[0].arguments["password"], bridge_runtime::model::REDACTED);
+}
+
+// GB-4.5-2: secrets in a map's values and in an enum's variants are masked too, and so is the
+// value of a key the schema does not declare (a misspelled `password` is refused, but journaled).
+#[test]
+fn secrets_in_maps_enums_and_unknown_keys_are_masked() {
+    let mut app = app();
+    app.call("w-1__vault", json!({"secrets": {"k": "S10-map"}, "auth": {"Password": {"pw": "S11-enum"}}})).expect_ok();
+    app.call("w-1__vault", json!({"secrets": {}, "auth": {"Key": "S14-enumkey"}})).expect_ok();
+    app.call("w-1__vault", json!({"secrets": {}, "auth": {"Anonymous": {"name": "Ada"}}})).expect_ok();
+    app.call("w-1__sign_in", json!({"user": "ada", "pasword": "S3-misspelled"}))
+        .expect_err(ErrorCode::ValidationFailed);
+    let all = entries(&mut app);
+    let calls: Vec<&JournalEntry> = all.iter().filter(|e| operation(e)["kind"] == "tool").collect();
+    assert_eq!(calls[0].arguments, json!({"secrets": {"k": "••••••"}, "auth": {"Password": {"pw": "••••••"}}}));
+    assert_eq!(calls[1].arguments, json!({"secrets": {}, "auth": {"Key": "••••••"}}));
+    assert_eq!(calls[2].arguments, json!({"secrets": {}, "auth": {"Anonymous": {"name": "Ada"}}}), "plain data stays");
+    assert_eq!(calls[3].arguments, json!({"user": "ada", "pasword": "••••••"}));
+    let text = serde_json::to_string(&all).unwrap();
+    for secret in ["S10-map", "S11-enum", "S14-enumkey", "S3-misspelled"] {
+        assert!(!text.contains(secret), "{secret} leaked: {text}");
+    }
 }
 
 // A call whose action is unknown (window gone, no such action): nothing says which values are
