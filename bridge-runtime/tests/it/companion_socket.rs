@@ -819,6 +819,53 @@ async fn unauthenticated_connections_cannot_take_every_slot() {
     assert!(late.ok("characters.list", json!({})).await.is_object(), "a new client connects and works");
 }
 
+// CP-4-8, CP-5-13: one paired client cannot take every connection slot: past its share
+// (`maxConnectionsPerClient`, published) its `session.authenticate` gets QUEUE_FULL naming the
+// limit; another client still authenticates, and closing a connection gives its place back.
+// (Old main let one client hold all 128 slots, unauthenticated peers and new pairings locked out.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_cannot_take_every_slot() {
+    let config = ServerConfig {
+        max_connections: 8,
+        max_unauthenticated_connections: 2,
+        max_connections_per_client: 2,
+        ..ServerConfig::default()
+    };
+    let mut h = start_with(config, AuthConfig::default()).await;
+    let hog = pair_directly(&mut h, "hog").await;
+    let other = pair_directly(&mut h, "other").await;
+    let mut first = h.connect().await;
+    first.authenticate(&hog).await;
+    let d = first.ok("runtime.describe", json!({})).await;
+    assert_eq!(d["limits"]["maxConnectionsPerClient"], 2);
+    let mut second = h.connect().await;
+    second.authenticate(&hog).await;
+    let mut third = h.connect().await;
+    let e = third.err("session.authenticate", json!({"clientId": hog.client_id, "key": hog.key})).await;
+    assert_eq!(code(&e), "QUEUE_FULL", "{e}");
+    assert_eq!(e["data"]["limit"], "maxConnectionsPerClient");
+    // Still unauthenticated: nothing a session needs is served.
+    let refused = third.err("characters.list", json!({})).await;
+    assert_eq!(code(&refused), "UNAUTHENTICATED", "{refused}");
+    let mut theirs = h.connect().await;
+    theirs.authenticate(&other).await;
+    assert!(theirs.ok("characters.list", json!({})).await.is_object(), "another client is served");
+    drop(first);
+    let mut again = None;
+    for _ in 0..100 {
+        let r = third.call("session.authenticate", json!({"clientId": hog.client_id, "key": hog.key})).await;
+        if r.get("result").is_some() {
+            again = Some(r);
+            break;
+        }
+        // Two refusals count as failures (the limit is 3): reconnect to try again.
+        third = h.connect().await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(again.is_some(), "a closed connection gives its place back");
+    assert!(second.ok("characters.list", json!({})).await.is_object());
+}
+
 // CP-5-13: every session.authenticate in a batch counts toward the failure limit; after the
 // third failure no key is checked, not even the right one, and the connection closes. (Old main
 // tried all 64 and authenticated with the last.)

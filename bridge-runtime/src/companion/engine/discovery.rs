@@ -67,6 +67,7 @@ impl Engine {
                 max_unauthenticated_connections: transport.map(|t| t.max_unauthenticated_connections),
                 max_batch_length: transport.map(|t| t.max_batch_length),
                 max_connections: transport.map(|t| t.max_connections),
+                max_connections_per_client: transport.map(|t| t.max_connections_per_client),
                 max_in_flight_per_connection: transport.map(|t| t.max_in_flight_per_connection),
                 pairing_timeout_ms: transport.map(|t| t.pairing_timeout_ms),
             },

@@ -43,6 +43,7 @@ pub(crate) struct TransportLimits {
     pub(crate) max_unauthenticated_connections: u64,
     pub(crate) max_batch_length: u64,
     pub(crate) max_connections: u64,
+    pub(crate) max_connections_per_client: u64,
     pub(crate) max_in_flight_per_connection: u64,
     pub(crate) pairing_timeout_ms: u64,
 }

@@ -129,6 +129,10 @@ pub struct Limits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]
     pub max_connections: Option<u64>,
+    /// Authenticated connections one client may hold at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u64")]
+    pub max_connections_per_client: Option<u64>,
     /// Calls one connection may have running at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]

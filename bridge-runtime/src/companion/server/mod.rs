@@ -107,6 +107,12 @@ pub struct ServerConfig {
     /// beyond, a new one gets `QUEUE_FULL` (`limit: "maxUnauthenticatedConnections"`) and is
     /// closed (`maxUnauthenticatedConnections`, default 64: half the default total).
     pub max_unauthenticated_connections: usize,
+    /// Authenticated connections one client (one `clientId`) may hold at once; beyond, its
+    /// `session.authenticate` gets `QUEUE_FULL` (`limit: "maxConnectionsPerClient"`) and the
+    /// connection stays unauthenticated, so one paired client cannot take every slot from the
+    /// others and from new pairings (`maxConnectionsPerClient`, default 32: a quarter of the
+    /// default total; at most `max_connections - max_unauthenticated_connections`, at least 1).
+    pub max_connections_per_client: usize,
     /// Calls one connection may have running at once; further lines wait
     /// (`maxInFlightPerConnection`, default 16).
     pub max_in_flight_per_connection: usize,
@@ -124,6 +130,7 @@ impl Default for ServerConfig {
             max_auth_failures: 3,
             max_connections: 128,
             max_unauthenticated_connections: 64,
+            max_connections_per_client: 32,
             max_in_flight_per_connection: 16,
             max_batch_len: 64,
         }
@@ -187,6 +194,7 @@ impl Server {
             auth: self.auth,
             config: self.config,
             next_conn: AtomicU64::new(1),
+            per_client: Arc::new(std::sync::Mutex::new(std::collections::HashMap::new())),
         });
         loop {
             match listener.accept().await {
@@ -252,6 +260,46 @@ struct Shared {
     /// Slots of connections that have not authenticated yet (within `slots`).
     unauthenticated: Arc<Semaphore>,
     next_conn: AtomicU64,
+    /// Authenticated connections per client id (`max_connections_per_client`).
+    per_client: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+/// The connections one client may hold at once: the configured number, at least 1, and never
+/// more than the slots unauthenticated connections leave.
+fn per_client_share(c: &ServerConfig) -> usize {
+    c.max_connections_per_client.min(c.max_connections.saturating_sub(unauthenticated_share(c))).max(1)
+}
+
+/// One authenticated connection's place in its client's share; given back when dropped.
+pub(super) struct ClientSlot {
+    counts: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    client_id: String,
+}
+
+impl ClientSlot {
+    /// Takes a place for `client_id`, or `None` when the client holds `max` already.
+    fn take(shared: &Shared, client_id: &str) -> Option<Self> {
+        let max = per_client_share(&shared.config);
+        let mut counts = shared.per_client.lock().unwrap_or_else(|e| e.into_inner());
+        let n = counts.entry(client_id.to_owned()).or_insert(0);
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(Self { counts: shared.per_client.clone(), client_id: client_id.to_owned() })
+    }
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = counts.get_mut(&self.client_id) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                counts.remove(&self.client_id);
+            }
+        }
+    }
 }
 
 /// The transport's limits as `runtime.describe` publishes them.
@@ -266,6 +314,7 @@ fn transport_limits(c: &ServerConfig, auth: &Auth) -> TransportLimits {
         max_unauthenticated_connections: count(unauthenticated_share(c)),
         max_batch_length: count(c.max_batch_len),
         max_connections: count(c.max_connections),
+        max_connections_per_client: count(per_client_share(c)),
         max_in_flight_per_connection: count(c.max_in_flight_per_connection),
         pairing_timeout_ms: ms(auth.config().pairing_timeout),
     }

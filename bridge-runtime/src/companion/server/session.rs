@@ -47,6 +47,8 @@ struct Session {
     /// Cancelled when the client's key is revoked (CP-4-22): the connection says so, then closes.
     revoked: CancellationToken,
     _registration: Option<Registration>,
+    /// Once authenticated: the connection's place in its client's share.
+    _client_slot: Option<super::ClientSlot>,
 }
 
 /// The peer and its unauthenticated slot, as the server accepted it.
@@ -99,6 +101,7 @@ pub(super) async fn connection<R, W>(
         unauthenticated: peer.unauthenticated,
         revoked: CancellationToken::new(),
         _registration: None,
+        _client_slot: None,
     };
     let revoked = session.revoked.clone();
     let in_flight = Arc::new(Semaphore::new(shared.config.max_in_flight_per_connection.max(1)));
@@ -385,6 +388,13 @@ fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Resul
         ));
     }
     let (client_id, key) = session_params(params)?;
+    // The share is taken before the key is checked (and given back if it fails), so two
+    // connections authenticating at once cannot both pass a full share; a peer without the key
+    // can only be refused itself.
+    let Some(slot) = super::ClientSlot::take(shared, &client_id) else {
+        return Err(CompanionError::new(ErrorCode::QueueFull, "Too many connections for this client; close one first")
+            .with("limit", "maxConnectionsPerClient"));
+    };
     let (identity, registration) =
         shared.auth.authenticate_connection(client_id, key, session.conn_id, session.revoked.clone())?;
     tracing::debug!(conn_id = session.conn_id, client_id = %identity.id, "companion: connection authenticated");
@@ -395,6 +405,7 @@ fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Resul
     };
     session.identity = Some(Arc::new(identity));
     session._registration = Some(registration);
+    session._client_slot = Some(slot);
     // Authenticated: its place among the unauthenticated connections goes to the next one.
     session.unauthenticated = None;
     Ok(result)
