@@ -391,7 +391,7 @@ fn authenticate(shared: &Shared, session: &mut Session, params: &Value) -> Resul
     // The share is taken before the key is checked (and given back if it fails), so two
     // connections authenticating at once cannot both pass a full share; a peer without the key
     // can only be refused itself.
-    let Some(slot) = super::ClientSlot::take(shared, &client_id) else {
+    let Some(slot) = super::ClientSlot::take(shared, client_id) else {
         return Err(CompanionError::new(ErrorCode::QueueFull, "Too many connections for this client; close one first")
             .with("limit", "maxConnectionsPerClient"));
     };
