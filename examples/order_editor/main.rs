@@ -6,6 +6,7 @@
 //! cargo run --example order_editor -- --http localhost:8765   # the same (localhost binds 127.0.0.1)
 //! cargo run --example order_editor -- --simulate-user      # a "human" edits the form too
 //! cargo run --example order_editor -- --demo               # scripted agent session, printed
+//! cargo run --example order_editor -- --journal j.jsonl    # every operation appended to j.jsonl
 //! ```
 
 mod app;
@@ -40,6 +41,11 @@ struct Args {
     /// Run a scripted agent session in-process and print what it sees.
     #[arg(long)]
     demo: bool,
+    /// Append every operation (the agent's calls, the user's edits, the app's own changes) to
+    /// FILE as JSON lines, each written before the operation's result returns: the audit trail.
+    /// Secrets are masked as in the snapshot.
+    #[arg(long, value_name = "FILE")]
+    journal: Option<std::path::PathBuf>,
     /// Rows in each "Report Details" window.
     #[arg(long, default_value_t = 10_000)]
     rows: usize,
@@ -69,7 +75,17 @@ async fn main() {
         .init();
 
     let (rows, extra) = (args.rows, args.extra_editors);
-    let bridge = app::build(rows).spawn_headless(move |ui| {
+    let mut builder = app::build(rows);
+    if let Some(path) = &args.journal {
+        match bridge_runtime::gui::JsonLinesSink::open(path) {
+            Ok(sink) => builder = builder.journal_sink(sink),
+            Err(e) => {
+                eprintln!("order_editor: cannot open the journal {}: {e}", path.display());
+                std::process::exit(1);
+            }
+        }
+    }
+    let bridge = builder.spawn_headless(move |ui| {
         app::open_initial(ui, rows);
         for i in 0..extra {
             ui.open(app::OrderEditor::new(20_000 + i as u32), bridge_runtime::OpenOptions::window());

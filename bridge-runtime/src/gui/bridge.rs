@@ -2,6 +2,8 @@ use crate::catalog::{ArgumentLimits, Catalog};
 use crate::gui::actor::{Actor, AgentActor};
 use crate::gui::journal::{Journal, JournalLimits, Operation, Outcome, Pending, unread_arguments};
 use crate::gui::published::{Listed, Published};
+use crate::gui::sink::JournalSink;
+use crate::gui::ui::DEFAULT_UNDO_DEPTH;
 use crate::gui::ui::Ui;
 use crate::gui::window::AnyActions;
 use crate::gui::{BridgeActions, BridgeWindow};
@@ -121,6 +123,8 @@ impl Bridge {
             limits: ArgumentLimits::default(),
             journal: true,
             journal_limits: JournalLimits::default(),
+            journal_sink: None,
+            undo_depth: DEFAULT_UNDO_DEPTH,
         }
     }
 
@@ -432,6 +436,8 @@ pub struct BridgeBuilder {
     limits: ArgumentLimits,
     journal: bool,
     journal_limits: JournalLimits,
+    journal_sink: Option<Box<dyn JournalSink>>,
+    undo_depth: usize,
 }
 
 impl BridgeBuilder {
@@ -447,6 +453,23 @@ impl BridgeBuilder {
     /// of arguments per entry).
     pub fn journal_limits(mut self, limits: JournalLimits) -> Self {
         self.journal_limits = limits;
+        self
+    }
+
+    /// Hands every journal entry to `sink` too, before the operation's result returns: an
+    /// audit trail that outlives the process (see [`JournalSink`] for when entries are handed
+    /// over, repeats, and what happens while the sink fails: agent calls are refused). Turns
+    /// the journal on. E.g. `.journal_sink(JsonLinesSink::open("journal.jsonl")?)`.
+    pub fn journal_sink(mut self, sink: impl JournalSink) -> Self {
+        self.journal_sink = Some(Box::new(sink));
+        self
+    }
+
+    /// How many of the agent's changes [`Ui::undo`] can take back per window, for window types
+    /// declared `#[bridge_window(undo)]` (default [`DEFAULT_UNDO_DEPTH`] = 10; each keeps a
+    /// copy of the window's value; 0 keeps none).
+    pub fn undo_depth(mut self, depth: usize) -> Self {
+        self.undo_depth = depth;
         self
     }
 
@@ -568,8 +591,16 @@ impl BridgeBuilder {
     fn build_with(self, exec: impl FnOnce(&mut Option<Ui>) -> Exec) -> (Bridge, Option<Ui>) {
         let app_spec = self.catalog.app().cloned();
         let catalog = Arc::new(RwLock::new(self.catalog));
-        let journal = Journal::new(self.journal, self.journal_limits);
-        let ui = Ui::new(catalog.clone(), self.app, app_spec, self.render_all, self.limits, journal.clone());
+        let journal = Journal::new(self.journal, self.journal_limits, self.journal_sink);
+        let ui = Ui::new(
+            catalog.clone(),
+            self.app,
+            app_spec,
+            self.render_all,
+            self.limits,
+            journal.clone(),
+            self.undo_depth,
+        );
         let watch = ui.watch();
         let mut ui = Some(ui);
         let exec = exec(&mut ui);

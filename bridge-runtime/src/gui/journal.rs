@@ -6,6 +6,8 @@ use crate::model::{ErrorCode, REDACTED};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
+
+use super::sink::JournalSink;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -72,7 +74,7 @@ impl JournalLimits {
 
 /// What an operation was. Serialized `{"kind": "tool", "name": "w-1__submit"}`, `{"kind":
 /// "edit"}`, `{"kind": "open"}`, `{"kind": "close"}`, `{"kind": "refresh"}`, `{"kind":
-/// "clearFailure"}`.
+/// "clearFailure"}`, `{"kind": "undo", "tool": "w-1__submit"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 #[non_exhaustive]
@@ -92,6 +94,11 @@ pub enum Operation {
     Refresh,
     /// A failure mark cleared ([`Ui::clear_failure`](crate::gui::Ui::clear_failure)).
     ClearFailure,
+    /// An agent's change taken back ([`Ui::undo`](crate::gui::Ui::undo)).
+    Undo {
+        /// The tool whose change was taken back.
+        tool: String,
+    },
 }
 
 /// How an operation ended. Serialized `{"status": "ok"}`, `{"status": "error", "code":
@@ -183,7 +190,7 @@ impl JournalEntry {
             .map(|s| s.as_ref().map_or(0, String::len))
             .sum::<usize>();
         let operation = match &self.operation {
-            Operation::Tool { name } => name.len(),
+            Operation::Tool { name } | Operation::Undo { tool: name } => name.len(),
             _ => 0,
         };
         let lists = self.opened.iter().chain(&self.closed).map(String::len).sum::<usize>();
@@ -376,6 +383,59 @@ struct Inner {
     bytes: usize,
     next_seq: u64,
     dropped: u64,
+    /// Where entries also go ([`BridgeBuilder::journal_sink`](crate::gui::BridgeBuilder::journal_sink)).
+    sink: Option<Box<dyn JournalSink>>,
+    /// Entries the sink refused, oldest first, written before the next entry.
+    backlog: VecDeque<JournalEntry>,
+    /// Entries the backlog's bound dropped before the sink took them.
+    sink_dropped: u64,
+    /// The sink's last error, while entries wait in the backlog.
+    sink_error: Option<String>,
+}
+
+impl Inner {
+    /// Hands `entry` to the sink after the backlog; what the sink refuses waits in the backlog
+    /// (at most [`JournalLimits::max_entries`] entries; past that the oldest is dropped and
+    /// counted). A repeat of the backlog's newest entry (same `seq`) replaces it.
+    fn sink(&mut self, entry: &JournalEntry) {
+        if self.sink.is_none() {
+            return;
+        }
+        if let Some(last) = self.backlog.back_mut()
+            && last.seq == entry.seq
+        {
+            *last = entry.clone();
+        } else {
+            self.backlog.push_back(entry.clone());
+        }
+        self.drain();
+    }
+
+    /// Writes the backlog to the sink, oldest first, until it is empty or the sink fails.
+    fn drain(&mut self) {
+        let Some(sink) = self.sink.as_mut() else { return };
+        while let Some(next) = self.backlog.front() {
+            match sink.write(next) {
+                Ok(()) => {
+                    self.backlog.pop_front();
+                }
+                Err(e) => {
+                    if self.sink_error.is_none() {
+                        tracing::error!(error = %e, "the journal sink failed; agent calls are refused until it takes entries again");
+                    }
+                    self.sink_error = Some(e.to_string());
+                    while self.backlog.len() > self.limits.max_entries {
+                        self.backlog.pop_front();
+                        self.sink_dropped += 1;
+                    }
+                    return;
+                }
+            }
+        }
+        if self.sink_error.take().is_some() {
+            tracing::info!("the journal sink takes entries again");
+        }
+    }
 }
 
 /// The in-memory journal of every operation on the UI: agent calls (refused ones included),
@@ -384,8 +444,10 @@ struct Inner {
 /// only the bounds ([`JournalLimits`]) drop the oldest entries, counted in
 /// [`Journal::dropped`]. Companion requests are not journaled.
 ///
-/// **Not an audit trail.** It lives in the app's memory and ends with the process; what it
-/// drops is gone. Read it for the app's own display and for tests.
+/// **Not an audit trail by itself.** It lives in the app's memory and ends with the process;
+/// what it drops is gone. Read it for the app's own display and for tests. For an audit trail
+/// set a [`JournalSink`] ([`JsonLinesSink`] writes a file): every entry is handed to it before
+/// the operation's result returns.
 ///
 /// A cheap handle (`Clone` shares it): [`Ui::journal`](crate::gui::Ui::journal),
 /// [`Bridge::journal`](crate::gui::Bridge::journal). Entries are appended before the
@@ -407,17 +469,54 @@ impl std::fmt::Debug for Journal {
 }
 
 impl Journal {
-    pub(crate) fn new(on: bool, limits: JournalLimits) -> Self {
+    pub(crate) fn new(on: bool, limits: JournalLimits, sink: Option<Box<dyn JournalSink>>) -> Self {
         Self {
             inner: Arc::new(Mutex::new(Inner {
-                on,
+                on: on || sink.is_some(),
                 limits,
                 entries: VecDeque::new(),
                 bytes: 0,
                 next_seq: 1,
                 dropped: 0,
+                sink,
+                backlog: VecDeque::new(),
+                sink_dropped: 0,
+                sink_error: None,
             })),
         }
+    }
+
+    /// Whether a sink is set ([`BridgeBuilder::journal_sink`](crate::gui::BridgeBuilder::journal_sink)).
+    pub fn has_sink(&self) -> bool {
+        self.lock().sink.is_some()
+    }
+
+    /// The sink's last error while it refuses entries (`None` when it takes them, or there is
+    /// none). While it is `Some`, agent calls are refused (see [`JournalSink`]).
+    pub fn sink_error(&self) -> Option<String> {
+        self.lock().sink_error.clone()
+    }
+
+    /// How many entries wait for the sink to take them (at most
+    /// [`JournalLimits::max_entries`]).
+    pub fn sink_backlog(&self) -> usize {
+        self.lock().backlog.len()
+    }
+
+    /// How many entries the sink never got: the backlog was full while it failed.
+    pub fn sink_dropped(&self) -> u64 {
+        self.lock().sink_dropped
+    }
+
+    /// Whether agent calls must be refused now: a sink is set and still refuses the backlog
+    /// after one more try.
+    pub(crate) fn refuses_agents(&self) -> bool {
+        let mut inner = self.lock();
+        if inner.sink_error.is_none() {
+            return false;
+        }
+        inner.drain();
+        inner.sink_error.is_some()
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -483,12 +582,19 @@ impl Journal {
             && last.same_rejection(&entry)
         {
             last.count = last.count.saturating_add(1);
+            if inner.sink.is_some() {
+                let repeat = inner.entries.back().cloned();
+                if let Some(repeat) = repeat {
+                    inner.sink(&repeat);
+                }
+            }
             return;
         }
         entry.seq = inner.next_seq;
         entry.count = 1;
         inner.next_seq += 1;
         inner.bytes += entry.size();
+        inner.sink(&entry);
         inner.entries.push_back(entry);
         while inner.entries.len() > 1
             && (inner.entries.len() > inner.limits.max_entries || inner.bytes > inner.limits.max_bytes)

@@ -7,6 +7,7 @@ mod bridge;
 pub(crate) mod context;
 mod journal;
 mod published;
+mod sink;
 mod text;
 mod topology;
 mod ui;
@@ -24,12 +25,13 @@ pub use journal::{
     JournalLimits, Operation, Outcome,
 };
 pub use published::{Published, ToolEntry};
+pub use sink::{JournalSink, JsonLinesSink};
 pub use text::{MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};
 #[cfg(feature = "testing")]
 pub(crate) use topology::operable_set;
 #[cfg(feature = "companion")]
 pub(crate) use ui::capped_error;
-pub use ui::{AgentCall, Ui};
+pub use ui::{AgentCall, DEFAULT_UNDO_DEPTH, Ui, UndoError, UndoPoint, Undone};
 // `ActionError` lives in `model` (the catalog's capability checks use it too); it stays
 // reachable as `gui::ActionError`, where actions meet it.
 pub use crate::model::ActionError;

@@ -2,6 +2,7 @@
 //! publishes them; the operations a host and the dispatcher ([`dispatch`]) run on it.
 
 mod dispatch;
+mod undo;
 
 use crate::catalog::{ActionSpec, AppSpec, ArgumentLimits, Catalog, WindowSpec};
 use crate::gui::actor::Actor;
@@ -19,6 +20,7 @@ use tokio::sync::watch;
 
 pub use dispatch::AgentCall;
 pub(crate) use dispatch::capped_error;
+pub use undo::{DEFAULT_UNDO_DEPTH, UndoError, UndoPoint, Undone};
 
 struct Entry {
     handle: String,
@@ -39,6 +41,10 @@ struct Entry {
     tools: Vec<ToolEntry>,
     /// Marked failed (see [`Ui::failure`]): why, shown as a notice; agents cannot operate it.
     failed: Option<String>,
+    /// Its type keeps undo copies (`#[bridge_window(undo)]`).
+    undoable: bool,
+    /// The agent's kept changes, oldest first ([`Ui::undo`]).
+    undo: undo::Stack,
 }
 
 struct AppSlot {
@@ -108,11 +114,17 @@ pub struct Ui {
     journal: Journal,
     /// Whether it records (so an app without it pays nothing per operation).
     journal_on: bool,
+    /// Whether the journal has a sink (agent calls are refused while it fails).
+    journal_sink: bool,
     /// Its bounds (read on every call without taking its lock).
     journal_limits: JournalLimits,
     /// Windows opened and closed since the current operation began (its journal entry's).
     op_opened: Vec<String>,
     op_closed: Vec<String>,
+    /// Agent changes kept per undoable window (`BridgeBuilder::undo_depth`).
+    undo_depth: usize,
+    /// The copy taken before the agent call under way, kept if it succeeds.
+    undo_taken: Option<undo::Taken>,
 }
 
 impl Ui {
@@ -123,6 +135,7 @@ impl Ui {
         render_all: bool,
         limits: ArgumentLimits,
         journal: Journal,
+        undo_depth: usize,
     ) -> Self {
         let current = Arc::new(Published::empty());
         let (published, _) = watch::channel(current.clone());
@@ -147,10 +160,13 @@ impl Ui {
             app_failed: None,
             limits,
             journal_on: journal.is_on(),
+            journal_sink: journal.has_sink(),
             journal_limits: journal.limits(),
             journal,
             op_opened: Vec::new(),
             op_closed: Vec::new(),
+            undo_depth,
+            undo_taken: None,
         };
         ui.commit();
         ui
@@ -474,6 +490,7 @@ impl Ui {
                         self.op_opened.push(handle.clone());
                     }
                     self.index.insert(handle.clone(), self.windows.len());
+                    let undoable = window.undo_copy().is_some();
                     self.windows.push(Entry {
                         handle,
                         internal_id,
@@ -487,6 +504,8 @@ impl Ui {
                         published: PublishedWindow::new(state),
                         tools: Vec::new(),
                         failed: None,
+                        undoable,
+                        undo: undo::Stack::new(),
                     });
                     self.topology_changed = true;
                 }

@@ -371,3 +371,89 @@ async fn a_busy_refusal_is_journaled() {
     assert_eq!(entries[1].arguments_bytes, json!({"text": "refused"}).to_string().len());
     assert_eq!(entries[1].message.as_deref(), Some(refused.message.as_str()));
 }
+
+// The JSON-lines sink (issue #20, item 2): every entry is in the file, as one line of the
+// entry's JSON, by the time the operation's result returns; secrets are masked there as in
+// memory; a run of identical rejections is rewritten with the same `seq` and a larger count.
+#[test]
+fn a_json_lines_sink_has_each_entry_before_the_result_returns() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("journal.jsonl");
+    let sink = bridge_runtime::gui::JsonLinesSink::open(&path).expect("the file opens");
+    let mut app = TestApp::new(builder().journal_sink(sink), |ui| {
+        ui.open(SignIn { user: String::new() }, OpenOptions::window());
+    });
+    let lines = |path: &std::path::Path| -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .expect("the file reads")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+            .collect()
+    };
+    app.call("w-1__sign_in", json!({"user": "ada", "password": "hunter2"})).expect_ok();
+    let file = lines(&path);
+    let memory: Vec<Value> = entries(&mut app).iter().map(|e| serde_json::to_value(e).expect("JSON")).collect();
+    assert_eq!(file, memory, "the file holds exactly the in-memory entries, in order");
+    assert_eq!(file[1]["operation"], json!({"kind": "tool", "name": "w-1__sign_in"}));
+    assert_eq!(file[1]["arguments"]["password"], "••••••");
+    let bytes = std::fs::read(&path).expect("the file reads");
+    assert!(!String::from_utf8_lossy(&bytes).contains("hunter2"), "GB-4.5-2: no secret in the file");
+    for _ in 0..3 {
+        app.call("w-1__sign_in", json!({"user": "ada", "password": ""})).expect_err(ErrorCode::ValidationFailed);
+    }
+    let file = lines(&path);
+    let repeats: Vec<(u64, u64)> =
+        file[2..].iter().map(|l| (l["seq"].as_u64().unwrap_or(0), l["count"].as_u64().unwrap_or(0))).collect();
+    assert_eq!(repeats, [(3, 1), (3, 2), (3, 3)]);
+    assert_eq!(app.journal().sink_error(), None);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).expect("metadata").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the journal file is the user's alone");
+    }
+}
+
+// While the sink refuses entries: the entry waits in a backlog, agent calls are refused with
+// `action_not_available` before they run (GB-7.4-8; state unchanged), the user's calls go on;
+// once the sink takes entries again the backlog reaches it first, in order, with no gap.
+#[test]
+fn a_failing_sink_refuses_agents_but_not_the_user_and_loses_nothing() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let failing = Arc::new(AtomicBool::new(false));
+    let taken = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let sink = {
+        let (failing, taken) = (failing.clone(), taken.clone());
+        move |entry: &JournalEntry| {
+            if failing.load(Ordering::SeqCst) {
+                return Err(std::io::Error::other("disk full"));
+            }
+            taken.lock().map_err(|_| std::io::Error::other("poisoned"))?.push(entry.seq);
+            Ok(())
+        }
+    };
+    let mut app = TestApp::new(builder().journal_sink(sink), |ui| {
+        ui.open(SignIn { user: String::new() }, OpenOptions::window());
+    });
+    app.call("w-1__sign_in", json!({"user": "ada", "password": "x"})).expect_ok();
+    failing.store(true, Ordering::SeqCst);
+    // The call during which the sink first fails has already taken effect: its entry waits.
+    app.call("w-1__sign_in", json!({"user": "bob", "password": "x"})).expect_ok();
+    let journal = app.journal();
+    assert_eq!(journal.sink_error().as_deref(), Some("disk full"));
+    let before = app.snapshot().windows[0].version;
+    let refused = app.call("w-1__sign_in", json!({"user": "eve", "password": "x"}));
+    refused.expect_err(ErrorCode::ActionNotAvailable);
+    assert_eq!(app.snapshot().windows[0].version, before, "the refused call changed nothing");
+    app.user_call("w-1__sign_in", json!({"user": "carol", "password": "x"})).expect_ok();
+    assert_eq!(app.snapshot().windows[0].summary.as_deref(), Some("Signed in as carol"), "the user is not locked out");
+    assert_eq!(journal.sink_backlog(), 3);
+    failing.store(false, Ordering::SeqCst);
+    app.call("w-1__sign_in", json!({"user": "dan", "password": "x"})).expect_ok();
+    assert_eq!(journal.sink_error(), None);
+    assert_eq!(journal.sink_backlog(), 0);
+    let seqs = taken.lock().map(|t| t.clone()).unwrap_or_default();
+    assert_eq!(seqs, (1..=6).collect::<Vec<u64>>(), "every entry reached the sink once, in order");
+    assert_eq!(journal.sink_dropped(), 0);
+}

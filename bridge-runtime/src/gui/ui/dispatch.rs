@@ -3,6 +3,7 @@
 //! run, and its effects applied.
 
 use super::Ui;
+use super::undo::Taken;
 use crate::catalog::schema::EXPECTED_VERSION;
 use crate::catalog::{ActionSpec, ArgumentLimits, Capped, ToolName, WINDOW_TOOL_SHAPE, claimed};
 use crate::gui::actor::{Actor, AgentActor};
@@ -32,6 +33,9 @@ pub struct AgentCall {
     /// Counts every agent call, so a GUI can tell a new call from the one it already showed.
     pub seq: u64,
 }
+
+/// The refusal of an agent's call while the journal's sink fails ([`crate::gui::JournalSink`]).
+const JOURNAL_DOWN: &str = "The app cannot record changes now; nothing was done.";
 
 /// What a call acts on once found: the app's action set, or the open window at this index.
 #[derive(Clone, Copy)]
@@ -125,10 +129,17 @@ impl Ui {
         let tool = listed.map(|entry| &entry.tool).or(claimed_tool.as_ref());
         let pending = self.begin_call(&actor, name, tool, listed, &args);
         let out = match tool {
+            // The journal's sink refuses entries: an agent's change could not be recorded.
+            _ if agent && self.journal_sink && self.journal.refuses_agents() => {
+                Err(ToolError::new(ErrorCode::ActionNotAvailable, JOURNAL_DOWN))
+            }
             Some(tool) => self.dispatch(tool, args, actor, prechecked),
             None => Err(no_such_tool(name)),
         };
         self.commit();
+        if let Some(taken) = self.undo_taken.take() {
+            self.keep_undo(taken, out.is_ok());
+        }
         if let Some(pending) = pending {
             let (outcome, message) = match &out {
                 Ok(result) => (Outcome::Ok, result.message.clone()),
@@ -219,7 +230,16 @@ impl Ui {
             Subject::App => None,
             Subject::Window(i) => Some(self.windows[i].handle.clone()),
         };
-        let mut cx = ActionContext::new(&mut self.ids, window_id, actor);
+        // An undoable window is copied before an agent's call on it (kept if the call succeeds).
+        let copy = match subject {
+            Subject::Window(i) if !by_user && self.windows[i].undoable && self.undo_depth > 0 => {
+                let e = &self.windows[i];
+                e.window.as_ref().and_then(|w| w.undo_copy()).map(|copy| (copy, e.published.state.version))
+            }
+            _ => None,
+        };
+        let copy = copy.map(|c| (c, actor.clone()));
+        let mut cx = ActionContext::new(&mut self.ids, window_id.clone(), actor);
         let outcome = match subject {
             Subject::App => {
                 self.app_dirty = true;
@@ -262,6 +282,19 @@ impl Ui {
             ));
         };
         let result = outcome.map_err(ToolError::from)?;
+        if let (Some(((copy, version_before), actor)), Some(window)) = (copy, window_id) {
+            let side_effects =
+                !opened.is_empty() || ops.iter().any(|op| !matches!(op, Op::Update { id, .. } if *id == window));
+            self.undo_taken = Some(Taken {
+                window,
+                tool: tool.to_string(),
+                actor,
+                at: std::time::SystemTime::now(),
+                version_before,
+                side_effects,
+                copy,
+            });
+        }
         Ok(self.finish(ops, opened, message, result))
     }
 
