@@ -32,6 +32,8 @@ pub(crate) struct Window<'a> {
     pub(crate) view: Option<crate::attr::ViewArgs>,
     /// `shared_state`: re-rendered after every operation (issue #10 item 2).
     pub(crate) shared_state: bool,
+    /// `undo`: copied before each agent operation, restored by `Ui::undo` (issue #20 item 3).
+    pub(crate) undo: Option<Ident>,
     pub(crate) fields: Vec<WindowField<'a>>,
 }
 
@@ -82,6 +84,13 @@ impl<'a> Window<'a> {
                 Vec::new()
             }
         };
+        if let (Some(undo), Some(_)) = (&args.undo, &args.shared_state) {
+            cx.error_spanned_by(
+                undo,
+                "`undo` cannot be combined with `shared_state`: restoring the struct would not restore the \
+                 shared state its window reads",
+            );
+        }
         Window {
             item,
             krate: krate(args.krate),
@@ -89,6 +98,7 @@ impl<'a> Window<'a> {
             summary: args.summary,
             view: args.view,
             shared_state: args.shared_state.is_some(),
+            undo: args.undo,
             fields,
         }
     }

@@ -14,7 +14,7 @@ use syn::{Attribute, Expr, Ident, Lit, LitBool, LitInt, LitStr, Meta, Path, Toke
 
 pub(crate) const BLOCK_KINDS: &[&str] = &bridge_rules::BLOCK_KINDS;
 const BLOCK_OPTIONS: &[&str] = &["id", "label", "sensitive", "max_rows", "ordered", "severity"];
-const WINDOW_KEYS: &[&str] = &["title", "summary", "view", "shared_state", "crate"];
+const WINDOW_KEYS: &[&str] = &["title", "summary", "view", "shared_state", "undo", "crate"];
 const VIEW_KEYS: &[&str] = &["file", "connect_domains", "resource_domains", "frame_domains", "base_uri_domains"];
 const ACTIONS_KEYS: &[&str] = &["companion", "crate"];
 const ACTION_KEYS: &[&str] =
@@ -229,6 +229,8 @@ pub(crate) struct WindowArgs {
     pub(crate) view: Option<ViewArgs>,
     /// `shared_state`: `render`/availability read state outside the window (issue #10 item 2).
     pub(crate) shared_state: Option<Ident>,
+    /// `undo`: the window's value is copied before each agent operation (issue #20 item 3).
+    pub(crate) undo: Option<Ident>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -333,6 +335,7 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
     let mut summary = Attr::none(cx, "summary");
     let mut view = Attr::none(cx, "view");
     let mut shared_state = Attr::none(cx, "shared_state");
+    let mut undo = Attr::none(cx, "undo");
     let mut krate = Attr::none(cx, "crate");
     parse_list(cx, args, |meta| {
         if meta.path.is_ident("title") {
@@ -345,6 +348,8 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
             }
         } else if meta.path.is_ident("shared_state") {
             shared_state.set(&meta.path, flag(&meta)?);
+        } else if meta.path.is_ident("undo") {
+            undo.set(&meta.path, flag(&meta)?);
         } else if meta.path.is_ident("crate") {
             krate.set(&meta.path, path_value(&meta)?);
         } else {
@@ -357,6 +362,7 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
         summary: summary.get(),
         view: view.get(),
         shared_state: shared_state.get(),
+        undo: undo.get(),
         krate: krate.get(),
     }
 }

@@ -53,6 +53,9 @@ use syn::{DeriveInput, parse_macro_input};
 ///   operation; any other window is re-rendered only after an operation that can change it (its
 ///   own actions, `cx.update` of it, the host's `Ui::edit` of it), so its `version` stays exact
 ///   at a cost that follows the change (issue #10). Debug builds check the contract.
+/// - `undo` (optional flag): the window's value is copied (`Clone`, required) before each agent
+///   tool call on it, so the app can take the agent's change back (`Ui::undo`). A compile
+///   error with `shared_state`: restoring the struct would not restore the state it reads.
 /// - `crate = path` (optional): the runtime's path, default `::bridge_runtime`.
 ///
 /// Every field carries `#[bridge(kind, …)]` with exactly one kind, or `#[bridge(skip)]`.

@@ -184,6 +184,18 @@ impl TestApp {
         out.unwrap_or_else(|| panic!("TestApp::edit_as: no open window {id} of type {}", std::any::type_name::<W>()))
     }
 
+    /// The user's "undo the agent's last change" of window `id` ([`Ui::undo`]): checked against
+    /// the invariants like any step, its notifications recorded.
+    ///
+    /// # Errors
+    /// As [`Ui::undo`]: what cannot be undone, with nothing changed.
+    pub fn undo(&mut self, id: &str) -> Result<crate::gui::Undone, crate::gui::UndoError> {
+        self.run_queued();
+        let out = self.owner.ui().undo(id);
+        self.settle(&format!("undo of {id}"));
+        out
+    }
+
     /// The journal of every step so far (see [`Journal`]): the agent's calls, the user's, the
     /// app's opens and closes, each with its actor, masked arguments, versions and outcome.
     pub fn journal(&mut self) -> Journal {

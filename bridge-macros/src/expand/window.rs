@@ -60,6 +60,25 @@ pub(crate) fn window(w: &Window) -> TokenStream {
             }
         )
     });
+    // The `Clone` bound is checked at the `undo` key, so a type without it is told there.
+    let undo = w.undo.as_ref().map(|key| {
+        let span = key.span();
+        quote_spanned! {span=>
+            fn undo_copy(&self) -> ::core::option::Option<::std::boxed::Box<dyn ::core::any::Any + ::core::marker::Send>> {
+                ::core::option::Option::Some(::std::boxed::Box::new(<Self as ::core::clone::Clone>::clone(self)))
+            }
+
+            fn undo_restore(&mut self, copy: ::std::boxed::Box<dyn ::core::any::Any + ::core::marker::Send>) -> bool {
+                match copy.downcast::<Self>() {
+                    ::core::result::Result::Ok(copy) => {
+                        *self = *copy;
+                        true
+                    }
+                    ::core::result::Result::Err(_) => false,
+                }
+            }
+        }
+    });
     let specs = blocks.iter().map(|b| block_spec(b, &p));
     let renders: Vec<TokenStream> = blocks.iter().map(|b| render_block(b, &p)).collect();
     let blocks_init = if renders.is_empty() {
@@ -97,6 +116,8 @@ pub(crate) fn window(w: &Window) -> TokenStream {
                     #blocks_init
                     #p::Rendered { title: #title, summary: #summary, blocks: __blocks }
                 }
+
+                #undo
             }
         };
     }

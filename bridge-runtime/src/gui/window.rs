@@ -27,6 +27,20 @@ pub struct Rendered {
 pub trait BridgeWindow: DescribeWindow + Send + 'static {
     /// The current title, summary and blocks.
     fn render(&self) -> Rendered;
+
+    /// A copy of the window's value taken before each agent operation, for
+    /// [`Ui::undo`](crate::gui::Ui::undo): `Some` for a type declared
+    /// `#[bridge_window(undo)]` (which requires `Clone`), `None` (the default) otherwise.
+    fn undo_copy(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        None
+    }
+
+    /// Puts back a copy [`BridgeWindow::undo_copy`] took. Returns `false` (and changes
+    /// nothing) when `copy` is not a `Self`.
+    fn undo_restore(&mut self, copy: Box<dyn std::any::Any + Send>) -> bool {
+        let _ = copy;
+        false
+    }
 }
 
 /// A live action set: implemented by `#[bridge_actions]` on an `impl` block (of a window type,
@@ -55,11 +69,19 @@ pub trait BridgeActions: DescribeActions + Send + 'static {
 /// also renders.
 pub(crate) trait AnyWindow: AnyActions {
     fn render(&self) -> Rendered;
+    fn undo_copy(&self) -> Option<Box<dyn std::any::Any + Send>>;
+    fn undo_restore(&mut self, copy: Box<dyn std::any::Any + Send>) -> bool;
 }
 
 impl<W: BridgeWindow + BridgeActions> AnyWindow for W {
     fn render(&self) -> Rendered {
         BridgeWindow::render(self)
+    }
+    fn undo_copy(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        BridgeWindow::undo_copy(self)
+    }
+    fn undo_restore(&mut self, copy: Box<dyn std::any::Any + Send>) -> bool {
+        BridgeWindow::undo_restore(self, copy)
     }
 }
 

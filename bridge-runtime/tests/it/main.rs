@@ -28,6 +28,7 @@ mod gui_incremental;
 mod gui_journal;
 mod gui_model;
 mod gui_owner;
+mod gui_undo;
 mod mcp_apps;
 mod mcp_bounded;
 mod mcp_companion;
