@@ -34,6 +34,8 @@ pub(crate) struct Window<'a> {
     pub(crate) shared_state: bool,
     /// `undo`: copied before each agent operation, restored by `Ui::undo` (issue #20 item 3).
     pub(crate) undo: Option<Ident>,
+    /// `user_only`: every action is the user's alone (issue #20 item 4).
+    pub(crate) user_only: bool,
     pub(crate) fields: Vec<WindowField<'a>>,
 }
 
@@ -99,6 +101,7 @@ impl<'a> Window<'a> {
             view: args.view,
             shared_state: args.shared_state.is_some(),
             undo: args.undo,
+            user_only: args.user_only.is_some(),
             fields,
         }
     }

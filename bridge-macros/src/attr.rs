@@ -14,13 +14,14 @@ use syn::{Attribute, Expr, Ident, Lit, LitBool, LitInt, LitStr, Meta, Path, Toke
 
 pub(crate) const BLOCK_KINDS: &[&str] = &bridge_rules::BLOCK_KINDS;
 const BLOCK_OPTIONS: &[&str] = &["id", "label", "sensitive", "max_rows", "ordered", "severity"];
-const WINDOW_KEYS: &[&str] = &["title", "summary", "view", "shared_state", "undo", "crate"];
+const WINDOW_KEYS: &[&str] = &["title", "summary", "view", "shared_state", "undo", "user_only", "crate"];
 const VIEW_KEYS: &[&str] = &["file", "connect_domains", "resource_domains", "frame_domains", "base_uri_domains"];
 const ACTIONS_KEYS: &[&str] = &["companion", "crate"];
 const ACTION_KEYS: &[&str] =
-    &["name", "title", "description", "read_only", "destructive", "idempotent", "open_world", "available"];
+    &["name", "title", "description", "read_only", "destructive", "idempotent", "open_world", "available", "user_only"];
 /// The GUI-only keys of `#[bridge_action(…)]` (everything but `description`).
-const GUI_ONLY_KEYS: &[&str] = &["name", "title", "read_only", "destructive", "idempotent", "open_world", "available"];
+const GUI_ONLY_KEYS: &[&str] =
+    &["name", "title", "read_only", "destructive", "idempotent", "open_world", "available", "user_only"];
 const CAPABILITY_KEYS: &[&str] = &[
     "id",
     "version",
@@ -231,6 +232,8 @@ pub(crate) struct WindowArgs {
     pub(crate) shared_state: Option<Ident>,
     /// `undo`: the window's value is copied before each agent operation (issue #20 item 3).
     pub(crate) undo: Option<Ident>,
+    /// `user_only`: every action of the window is the user's alone (issue #20 item 4).
+    pub(crate) user_only: Option<Ident>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -336,6 +339,7 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
     let mut view = Attr::none(cx, "view");
     let mut shared_state = Attr::none(cx, "shared_state");
     let mut undo = Attr::none(cx, "undo");
+    let mut user_only = Attr::none(cx, "user_only");
     let mut krate = Attr::none(cx, "crate");
     parse_list(cx, args, |meta| {
         if meta.path.is_ident("title") {
@@ -350,6 +354,8 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
             shared_state.set(&meta.path, flag(&meta)?);
         } else if meta.path.is_ident("undo") {
             undo.set(&meta.path, flag(&meta)?);
+        } else if meta.path.is_ident("user_only") {
+            user_only.set(&meta.path, flag(&meta)?);
         } else if meta.path.is_ident("crate") {
             krate.set(&meta.path, path_value(&meta)?);
         } else {
@@ -363,6 +369,7 @@ pub(crate) fn window_args(cx: &Ctxt, args: TokenStream) -> WindowArgs {
         view: view.get(),
         shared_state: shared_state.get(),
         undo: undo.get(),
+        user_only: user_only.get(),
         krate: krate.get(),
     }
 }
@@ -551,6 +558,8 @@ pub(crate) struct ActionAttrs {
     pub(crate) idempotent: Option<Ident>,
     pub(crate) open_world: Option<Ident>,
     pub(crate) available: Option<Path>,
+    /// `user_only`: never a tool; only the user's path runs it (issue #20 item 4).
+    pub(crate) user_only: Option<Ident>,
 }
 
 pub(crate) fn action_attrs(cx: &Ctxt, attr: &Attribute) -> ActionAttrs {
@@ -562,6 +571,7 @@ pub(crate) fn action_attrs(cx: &Ctxt, attr: &Attribute) -> ActionAttrs {
     let mut idempotent = Attr::none(cx, "idempotent");
     let mut open_world = Attr::none(cx, "open_world");
     let mut available = Attr::none(cx, "available");
+    let mut user_only = Attr::none(cx, "user_only");
     let logic = |meta: ParseNestedMeta| {
         match key(&meta).as_str() {
             "name" => name.set(&meta.path, lit_str(&meta)?),
@@ -572,6 +582,7 @@ pub(crate) fn action_attrs(cx: &Ctxt, attr: &Attribute) -> ActionAttrs {
             "idempotent" => idempotent.set(&meta.path, flag(&meta)?),
             "open_world" => open_world.set(&meta.path, flag(&meta)?),
             "available" => available.set(&meta.path, path_value(&meta)?),
+            "user_only" => user_only.set(&meta.path, flag(&meta)?),
             k if CAPABILITY_KEYS.contains(&k) => {
                 cx.syn_error(meta.error(format_args!(
                     "`{k}` declares a desktop-companion capability, not a GUI action: capabilities live in \
@@ -597,6 +608,7 @@ pub(crate) fn action_attrs(cx: &Ctxt, attr: &Attribute) -> ActionAttrs {
         idempotent: idempotent.get(),
         open_world: open_world.get(),
         available: available.get(),
+        user_only: user_only.get(),
     }
 }
 

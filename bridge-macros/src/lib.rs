@@ -56,6 +56,10 @@ use syn::{DeriveInput, parse_macro_input};
 /// - `undo` (optional flag): the window's value is copied (`Clone`, required) before each agent
 ///   tool call on it, so the app can take the agent's change back (`Ui::undo`). A compile
 ///   error with `shared_state`: restoring the struct would not restore the state it reads.
+/// - `user_only` (optional flag): every action of the window is the user's alone (an approval
+///   dialog): agents see the window, in `operableWindowIds` too, with no tools, and learn from
+///   its summary what it waits for ("Waiting for the user to confirm"). `OpenOptions::user_only`
+///   makes the same choice when a window opens.
 /// - `crate = path` (optional): the runtime's path, default `::bridge_runtime`.
 ///
 /// Every field carries `#[bridge(kind, …)]` with exactly one kind, or `#[bridge(skip)]`.
@@ -109,8 +113,12 @@ pub fn bridge_window(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// `#[bridge_action(…)]` keys: `name = "…"` (default the method name; `[A-Za-z0-9_-]{1,48}`),
 /// `title = "…"`, `description = "…"` (default the doc comment; one of them is required),
-/// flags `read_only`, `destructive` (not both), `idempotent`, `open_world`, and
-/// `available = method` (`fn(&self) -> bool`; the action is hidden while it returns false).
+/// flags `read_only`, `destructive` (not both), `idempotent`, `open_world`,
+/// `available = method` (`fn(&self) -> bool`; the action is hidden while it returns false),
+/// and `user_only`: the user's alone (an approval, "Confirm order"): never listed as a tool, an
+/// agent calling it by name gets `action_not_available`, the app's user path
+/// (`Ui::call_tool_as(Actor::User, …)`) runs it; the hint flags, which describe tools, are a
+/// compile error next to it.
 ///
 /// The method takes `&self` or `&mut self`, is not `async`, not generic. Each other parameter
 /// is a JSON property of the same name (owned type, `DeserializeOwned + JsonSchema`; `Option<T>`

@@ -243,6 +243,18 @@ fn action(cx: &Ctxt, a: &Action) {
     if let (Some(_), Some(d)) = (&a.attrs.read_only, &a.attrs.destructive) {
         cx.error_spanned_by(d, "an action cannot be both `read_only` and `destructive` (GB-5.6-1)");
     }
+    if a.attrs.user_only.is_some() {
+        let hints = [&a.attrs.read_only, &a.attrs.destructive, &a.attrs.idempotent, &a.attrs.open_world];
+        if let Some(hint) = hints.into_iter().flatten().next() {
+            cx.error_spanned_by(
+                hint,
+                format!(
+                    "`{hint}` tells agents how a tool behaves, but a `user_only` action is never a tool: remove \
+                     `{hint}` or `user_only`"
+                ),
+            );
+        }
+    }
     match &a.description {
         Some(d) if !d.is_empty() => {}
         _ => cx.error_spanned_by(

@@ -293,7 +293,8 @@ pub fn update_requested() -> bool {
 /// Shape: `{"windowToolName": "{winId}__{action}", "appToolName": "app__{action}",
 /// "windows": [{"typeName", "title", "conditionalActions": [name], "tools": [Tool]}],
 /// "app": {"typeName", "conditionalActions", "tools"} | null}`. At run time a window's tools
-/// are listed only while it is operable, and a conditional action only while available.
+/// are listed only while it is operable, and a conditional action only while available; a
+/// `user_only` action is never a tool, so it is not here.
 pub fn mcp_tools(catalog: &Catalog) -> Value {
     fn tool(entry: ToolEntry) -> Value {
         serde_json::to_value(to_mcp_tool(&entry)).unwrap_or(Value::Null)
@@ -305,8 +306,12 @@ pub fn mcp_tools(catalog: &Catalog) -> Value {
         .windows()
         .iter()
         .map(|w| {
-            let tools: Vec<Value> =
-                w.actions.iter().map(|a| tool(ToolEntry::window(WINDOW_ID_PLACEHOLDER, &w.meta.title, w, a))).collect();
+            let tools: Vec<Value> = w
+                .actions
+                .iter()
+                .filter(|a| !a.user_only)
+                .map(|a| tool(ToolEntry::window(WINDOW_ID_PLACEHOLDER, &w.meta.title, w, a)))
+                .collect();
             json!({
                 "typeName": w.meta.type_name,
                 "title": w.meta.title,
@@ -316,7 +321,7 @@ pub fn mcp_tools(catalog: &Catalog) -> Value {
         })
         .collect();
     let app = catalog.app().map(|app| {
-        let tools: Vec<Value> = app.actions.iter().map(|a| tool(ToolEntry::app(a))).collect();
+        let tools: Vec<Value> = app.actions.iter().filter(|a| !a.user_only).map(|a| tool(ToolEntry::app(a))).collect();
         json!({"typeName": app.type_name, "conditionalActions": conditional(&app.actions), "tools": tools})
     });
     json!({
@@ -393,12 +398,12 @@ pub fn count_tokens(text: &str) -> io::Result<usize> {
 pub fn tool_costs(catalog: &Catalog) -> io::Result<Vec<ToolCost>> {
     let mut entries: Vec<(Option<&str>, ToolEntry)> = Vec::new();
     for w in catalog.windows() {
-        for a in &w.actions {
+        for a in w.actions.iter().filter(|a| !a.user_only) {
             entries.push((Some(&w.meta.title), ToolEntry::window(WINDOW_ID_PLACEHOLDER, &w.meta.title, w, a)));
         }
     }
     if let Some(app) = catalog.app() {
-        entries.extend(app.actions.iter().map(|a| (None, ToolEntry::app(a))));
+        entries.extend(app.actions.iter().filter(|a| !a.user_only).map(|a| (None, ToolEntry::app(a))));
     }
     entries
         .into_iter()

@@ -140,6 +140,7 @@ fn spec(action: &Action, params_ty: &TokenStream, params_span: Span, p: &TokenSt
     let idempotent = action.attrs.idempotent.is_some();
     let open_world = action.attrs.open_world.is_some();
     let conditional = action.attrs.available.is_some();
+    let user_only = action.attrs.user_only.as_ref().map(|_| quote!(.user_only(true)));
     let returns = match &action.output {
         Output::Value(ty) | Output::Result { ok: Some(ty), .. } => {
             let span = ty.span();
@@ -159,6 +160,7 @@ fn spec(action: &Action, params_ty: &TokenStream, params_span: Span, p: &TokenSt
                 open_world: #open_world,
             })
             .conditional(#conditional)
+            #user_only
             #params
             #returns
             .finish(__window_level)

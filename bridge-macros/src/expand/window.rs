@@ -60,6 +60,13 @@ pub(crate) fn window(w: &Window) -> TokenStream {
             }
         )
     });
+    let user_only = w.user_only.then(|| {
+        quote!(
+            fn user_only() -> bool {
+                true
+            }
+        )
+    });
     // The `Clone` bound is checked at the `undo` key, so a type without it is told there.
     let undo = w.undo.as_ref().map(|key| {
         let span = key.span();
@@ -108,6 +115,8 @@ pub(crate) fn window(w: &Window) -> TokenStream {
                 #view
 
                 #shared_state
+
+                #user_only
             }
 
             #[automatically_derived]

@@ -38,6 +38,12 @@ pub struct ActionSpec {
     pub hints: ActionHints,
     /// Whether the action has an `available = fn` guard (availability varies at run time).
     pub conditional: bool,
+    /// `#[bridge_action(user_only)]`, or an action of a `#[bridge_window(user_only)]` type: the
+    /// user's alone. Never listed as a tool; an agent calling it by name gets
+    /// `action_not_available` (GB-7.4-8); the app's user path runs it. Serialized as
+    /// `"userOnly": true` only when set.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub user_only: bool,
     /// The MCP `inputSchema`: `{"type":"object","properties":{…}}`, plus the optional integer
     /// `expectedVersion` when the action is not read-only (GB-5.5-1).
     pub input_schema: Arc<Map<String, Value>>,
@@ -58,6 +64,7 @@ impl ActionSpec {
             description: String::new(),
             hints: ActionHints::default(),
             conditional: false,
+            user_only: false,
             input_schema: Arc::new(schema::empty_object()),
             output_schema: Arc::new(schema::tool_result_envelope(None)),
             validator: OnceLock::new(),
@@ -85,6 +92,12 @@ impl ActionSpec {
     /// Marks the action as guarded by an `available` function.
     pub fn conditional(mut self, conditional: bool) -> Self {
         self.conditional = conditional;
+        self
+    }
+
+    /// Makes it the user's alone (see [`ActionSpec::user_only`]).
+    pub fn user_only(mut self, user_only: bool) -> Self {
+        self.user_only = user_only;
         self
     }
 

@@ -37,6 +37,16 @@ pub trait DescribeWindow {
     {
         false
     }
+
+    /// Whether every action of this type is the user's alone (`#[bridge_window(user_only)]`,
+    /// e.g. an approval dialog): agents see the window, in `operableWindowIds` too, with no
+    /// tools. Default `false`.
+    fn user_only() -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
 }
 
 /// The description of an action set: its actions' specs, in declaration order. Implemented by

@@ -217,7 +217,11 @@ impl Catalog {
         }
         let spec = Arc::new(WindowSpec {
             meta: W::window_meta(),
-            actions: W::action_specs().into_iter().map(Arc::new).collect(),
+            actions: W::action_specs()
+                .into_iter()
+                .map(|a| if W::user_only() { a.user_only(true) } else { a })
+                .map(Arc::new)
+                .collect(),
             view: W::window_view().map(Arc::new),
         });
         self.by_type.insert(TypeId::of::<W>(), spec.clone());

@@ -19,6 +19,12 @@ pub struct OpenOptions {
     /// The app's own id for the window (any string, e.g. `报表 2`). When it is not name-safe,
     /// the external id is a stable handle instead.
     pub id: Option<String>,
+    /// Every action of this window is the user's alone, as `#[bridge_window(user_only)]` makes
+    /// a type's: chosen when it opens ([`OpenOptions::user_only`]).
+    pub user_only: bool,
+    /// These actions of this window are the user's alone, as `#[bridge_action(user_only)]`
+    /// makes an action ([`OpenOptions::user_only_action`]).
+    pub user_only_actions: Vec<String>,
 }
 
 impl OpenOptions {
@@ -28,16 +34,46 @@ impl OpenOptions {
     }
     /// A window-level modal owned by `owner`: (`modal: true`, `ownerId: owner`).
     pub fn modal_of(owner: impl Into<String>) -> Self {
-        Self { modal: true, owner: Some(owner.into()), id: None }
+        Self { modal: true, owner: Some(owner.into()), ..Self::default() }
     }
     /// An app-level modal: (`modal: true`, `ownerId: null`) (GB-10.2-1).
     pub fn app_modal() -> Self {
-        Self { modal: true, owner: None, id: None }
+        Self { modal: true, owner: None, ..Self::default() }
     }
     /// Sets the app's internal id.
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
         self
+    }
+    /// Makes every action of the window the user's alone: agents see the window (in
+    /// `operableWindowIds` too: the set is structural, GB-4.2) with no tools, and a call by
+    /// name gets `action_not_available`. A run-time choice next to `#[bridge_window(user_only)]`;
+    /// [`Ui::set_user_only`](crate::gui::Ui::set_user_only) changes it while the window is open.
+    pub fn user_only(mut self) -> Self {
+        self.user_only = true;
+        self
+    }
+    /// Makes action `name` of the window the user's alone (as [`OpenOptions::user_only`] does
+    /// for all of them).
+    pub fn user_only_action(mut self, name: impl Into<String>) -> Self {
+        self.user_only_actions.push(name.into());
+        self
+    }
+}
+
+/// Which actions of an open window are the user's alone, besides those its type declares.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct UserOnly {
+    /// All of them.
+    pub(crate) all: bool,
+    /// These.
+    pub(crate) actions: Vec<String>,
+}
+
+impl UserOnly {
+    /// Whether `action` is the user's alone here.
+    pub(crate) fn covers(&self, action: &crate::catalog::ActionSpec) -> bool {
+        self.all || action.user_only || self.actions.contains(&action.name)
     }
 }
 
@@ -54,6 +90,8 @@ pub(crate) enum Op {
         register: fn(&mut Catalog) -> Arc<WindowSpec>,
         /// `#[bridge_window(shared_state)]`: re-rendered on every commit.
         shared_state: bool,
+        /// The window's actions that are the user's alone: all, or those named.
+        user_only: UserOnly,
     },
     Close(String),
     Update {
@@ -156,6 +194,7 @@ impl<'a> ActionContext<'a> {
             window: Box::new(window),
             register: Catalog::register::<W>,
             shared_state: W::reads_shared_state(),
+            user_only: UserOnly { all: options.user_only || W::user_only(), actions: options.user_only_actions },
         });
         self.opened.push(handle.clone());
         handle

@@ -102,7 +102,12 @@ pub struct Published {
     pub tools: Arc<[ToolEntry]>,
     tool_index: Arc<HashMap<String, usize>>,
     content: Arc<Content>,
+    /// The open windows with actions that are the user's alone: id → (type name, action names).
+    user_only: Arc<UserOnlyMap>,
 }
+
+/// Window id → (its type name, its actions that are the user's alone), for windows with any.
+pub(crate) type UserOnlyMap = std::collections::BTreeMap<String, (String, Vec<String>)>;
 
 /// The `app://windows` content of one [`Published`], shared by every later one that shows the
 /// same windows.
@@ -167,6 +172,7 @@ impl Published {
             tools: Arc::from(Vec::new()),
             tool_index: Arc::default(),
             content: Content::new(Arc::from([]), Vec::new()),
+            user_only: Arc::default(),
         }
     }
 
@@ -182,7 +188,12 @@ impl Published {
     /// unchanged since this one). `None` when it shows nothing new: the same windows (re-rendered
     /// to the same states) and the same tool names and titles. Revisions bump only for what
     /// changed; unchanged parts are shared.
-    pub(super) fn next(&self, content: Option<Arc<Content>>, tools: Option<Vec<ToolEntry>>) -> Option<Published> {
+    pub(super) fn next(
+        &self,
+        content: Option<Arc<Content>>,
+        tools: Option<Vec<ToolEntry>>,
+        user_only: Option<UserOnlyMap>,
+    ) -> Option<Published> {
         let first = self.generation == 0;
         let content = content.filter(|c| first || !c.same_as(&self.content));
         let tools = tools.filter(|tools| {
@@ -192,7 +203,8 @@ impl Published {
                     .zip(self.tools.iter())
                     .any(|(a, b)| a.name != b.name || a.window_title != b.window_title)
         });
-        if content.is_none() && tools.is_none() {
+        let user_only = user_only.filter(|u| *u != *self.user_only);
+        if content.is_none() && tools.is_none() && user_only.is_none() {
             return None;
         }
         let (windows_changed, tools_changed) = (content.is_some(), tools.is_some());
@@ -210,7 +222,20 @@ impl Published {
             tools,
             tool_index,
             content: content.unwrap_or_else(|| self.content.clone()),
+            user_only: user_only.map_or_else(|| self.user_only.clone(), Arc::new),
         })
+    }
+
+    /// The actions of window `id` that are the user's alone now (`#[bridge_action(user_only)]`,
+    /// `#[bridge_window(user_only)]`, [`OpenOptions::user_only`](crate::gui::OpenOptions::user_only)):
+    /// never listed as tools. Empty when there are none or no such window is open.
+    pub fn user_only_actions(&self, id: &str) -> &[String] {
+        self.user_only.get(id).map_or(&[], |(_, actions)| actions.as_slice())
+    }
+
+    /// Every open window with user-only actions: (id, type name, action names).
+    pub(crate) fn user_only_windows(&self) -> impl Iterator<Item = (&str, &str, &[String])> {
+        self.user_only.iter().map(|(id, (ty, actions))| (id.as_str(), ty.as_str(), actions.as_slice()))
     }
 
     /// The `app://windows` snapshot (GB-4.2), built on first use and shared.

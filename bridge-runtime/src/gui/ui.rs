@@ -6,9 +6,9 @@ mod undo;
 
 use crate::catalog::{ActionSpec, AppSpec, ArgumentLimits, Catalog, WindowSpec};
 use crate::gui::actor::Actor;
-use crate::gui::context::{ActionContext, IdAllocator, Op, OpenOptions};
+use crate::gui::context::{ActionContext, IdAllocator, Op, OpenOptions, UserOnly};
 use crate::gui::journal::{Journal, JournalLimits, Operation, Outcome, Pending};
-use crate::gui::published::{Content, Published, PublishedWindow, ToolEntry};
+use crate::gui::published::{Content, Published, PublishedWindow, ToolEntry, UserOnlyMap};
 use crate::gui::text::one_line_title_and_summary;
 use crate::gui::topology::operable_set;
 use crate::gui::window::{AnyActions, AnyWindow, Rendered};
@@ -43,6 +43,8 @@ struct Entry {
     failed: Option<String>,
     /// Its type keeps undo copies (`#[bridge_window(undo)]`).
     undoable: bool,
+    /// Its actions that are the user's alone beyond the catalog's ([`OpenOptions::user_only`]).
+    user_only: UserOnly,
     /// The agent's kept changes, oldest first ([`Ui::undo`]).
     undo: undo::Stack,
 }
@@ -339,6 +341,38 @@ impl Ui {
         }
     }
 
+    /// Makes action `action` of window `id` the user's alone (`on`) or the agent's again, or
+    /// every action of it when `action` is `None` ([`OpenOptions::user_only`] at run time): its
+    /// tools leave (or rejoin) the list, and MCP clients get `notifications/tools/list_changed`.
+    /// What the type declares `user_only` stays the user's. Not journaled (it changes who may
+    /// act, not the window). Returns whether the window is open.
+    pub fn set_user_only(&mut self, id: &str, action: Option<&str>, on: bool) -> bool {
+        let Some(i) = self.index_of(id) else { return false };
+        let e = &mut self.windows[i];
+        match action {
+            None => e.user_only.all = on,
+            Some(name) => {
+                e.user_only.actions.retain(|a| a != name);
+                if on {
+                    e.user_only.actions.push(name.to_owned());
+                }
+            }
+        }
+        e.dirty = true;
+        self.commit();
+        true
+    }
+
+    /// Whether action `action` of window `id` is the user's alone now (declared so, or chosen
+    /// with [`OpenOptions::user_only`] or [`Ui::set_user_only`]); `false` when no such window or
+    /// action exists.
+    pub fn is_user_only(&self, id: &str, action: &str) -> bool {
+        self.index_of(id).is_some_and(|i| {
+            let e = &self.windows[i];
+            e.spec.action(action).is_some_and(|a| e.user_only.covers(a))
+        })
+    }
+
     /// The journal of every operation on this UI (see [`Journal`]): read it for the app's own
     /// display; nothing can change it.
     pub fn journal(&self) -> &Journal {
@@ -463,7 +497,7 @@ impl Ui {
     fn apply(&mut self, ops: Vec<Op>) {
         for op in ops {
             match op {
-                Op::Open { handle, internal_id, modal, owner, window, register, shared_state } => {
+                Op::Open { handle, internal_id, modal, owner, window, register, shared_state, user_only } => {
                     let spec = register(&mut self.catalog.write().unwrap_or_else(|e| e.into_inner()));
                     // A window-level modal needs a live owner; otherwise it opens as an app-level
                     // modal rather than as a dangling reference (GB-4.2-12).
@@ -505,6 +539,7 @@ impl Ui {
                         tools: Vec::new(),
                         failed: None,
                         undoable,
+                        user_only,
                         undo: undo::Stack::new(),
                     });
                     self.topology_changed = true;
@@ -550,6 +585,17 @@ impl Ui {
         self.index.get(id).copied()
     }
 
+    /// Whether action `a` of window `e` (whose value is `w`) is a listed tool now: the window
+    /// is not marked failed, the action is not the user's alone, and it is available.
+    fn lists(e: &Entry, w: &dyn AnyWindow, a: &ActionSpec) -> bool {
+        e.failed.is_none() && !e.user_only.covers(a) && w.available(&a.name)
+    }
+
+    /// [`Ui::lists`] for an app-level action (`failed`: the app-level set is marked failed).
+    fn lists_app(slot: &AppSlot, failed: bool, a: &ActionSpec) -> bool {
+        !failed && !a.user_only && slot.actions.available(&a.name)
+    }
+
     /// Renders window `e` (a panicking render keeps the last good content rather than taking
     /// the UI down) and re-checks its actions. Returns (its content changed, its tools changed).
     fn refresh(e: &mut Entry) -> (bool, bool) {
@@ -581,7 +627,7 @@ impl Ui {
         let mut tools_changed = title_changed;
         let mut i = 0;
         for a in &e.spec.actions {
-            if e.failed.is_some() || !w.available(&a.name) {
+            if !Self::lists(e, w.as_ref(), a) {
                 continue;
             }
             match e.tools.get(i) {
@@ -609,7 +655,7 @@ impl Ui {
     /// ones changed.
     fn refresh_app(slot: &mut AppSlot, failed: bool) -> bool {
         let available: Vec<&Arc<ActionSpec>> =
-            slot.spec.actions.iter().filter(|a| !failed && slot.actions.available(&a.name)).collect();
+            slot.spec.actions.iter().filter(|a| Self::lists_app(slot, failed, a)).collect();
         if available.len() == slot.tools.len()
             && available.iter().zip(&slot.tools).all(|(a, t)| Arc::ptr_eq(a, &t.action))
         {
@@ -661,7 +707,8 @@ impl Ui {
         let content = (windows_changed || self.current.generation == 0)
             .then(|| Content::new(self.operable.clone(), self.windows.iter().map(|e| e.published.clone()).collect()));
         let tools = tools_changed.then(|| self.tool_list());
-        if let Some(next) = self.current.next(content, tools) {
+        let user_only = tools_changed.then(|| self.user_only_map());
+        if let Some(next) = self.current.next(content, tools, user_only) {
             self.current = Arc::new(next);
             self.published.send_replace(self.current.clone());
         }
@@ -669,6 +716,17 @@ impl Ui {
 
     /// The listed tools: app tools unless an app-level modal is open, then each operable
     /// window's, in `operableWindowIds` order (GB-5.1-4).
+    fn user_only_map(&self) -> UserOnlyMap {
+        self.windows
+            .iter()
+            .filter_map(|e| {
+                let names: Vec<String> =
+                    e.spec.actions.iter().filter(|a| e.user_only.covers(a)).map(|a| a.name.clone()).collect();
+                (!names.is_empty()).then(|| (e.handle.clone(), (e.spec.meta.type_name.clone(), names)))
+            })
+            .collect()
+    }
+
     fn tool_list(&self) -> Vec<ToolEntry> {
         let mut tools = Vec::new();
         if let Some(slot) = &self.app
@@ -697,7 +755,7 @@ impl Ui {
             let Ok(fresh) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.render())) else { continue };
             let fresh = with_failure(one_line_title_and_summary(fresh), e.failed.as_deref());
             let old = &e.published.state;
-            let available = e.spec.actions.iter().filter(|a| e.failed.is_none() && w.available(&a.name));
+            let available = e.spec.actions.iter().filter(|a| Self::lists(e, w.as_ref(), a));
             let unchanged = fresh.title == old.title
                 && fresh.summary == old.summary
                 && fresh.blocks == old.blocks
@@ -721,7 +779,7 @@ impl Ui {
             && self.app_failed.is_none()
         {
             let available: Vec<&str> =
-                slot.spec.actions.iter().filter(|a| slot.actions.available(&a.name)).map(|a| a.name.as_str()).collect();
+                slot.spec.actions.iter().filter(|a| Self::lists_app(slot, false, a)).map(|a| a.name.as_str()).collect();
             let listed: Vec<&str> = slot.tools.iter().map(|t| t.action.name.as_str()).collect();
             if available != listed {
                 let why = "The app-level actions available changed without an app-level operation: the host must \

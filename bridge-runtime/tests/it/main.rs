@@ -29,6 +29,7 @@ mod gui_journal;
 mod gui_model;
 mod gui_owner;
 mod gui_undo;
+mod gui_user_only;
 mod mcp_apps;
 mod mcp_bounded;
 mod mcp_companion;

@@ -7,7 +7,7 @@ use super::undo::Taken;
 use crate::catalog::schema::EXPECTED_VERSION;
 use crate::catalog::{ActionSpec, ArgumentLimits, Capped, ToolName, WINDOW_TOOL_SHAPE, claimed};
 use crate::gui::actor::{Actor, AgentActor};
-use crate::gui::context::{ActionContext, Op};
+use crate::gui::context::{ActionContext, Op, UserOnly};
 use crate::gui::journal::{Operation, Outcome, Pending, record_arguments};
 use crate::gui::published::ToolEntry;
 use crate::gui::window::AnyActions;
@@ -57,6 +57,8 @@ struct Checked<'a> {
     version: Option<i64>,
     /// Why it is marked failed ([`Ui::failure`]), if it is.
     failed: Option<&'a str>,
+    /// Its actions that are the user's alone beyond the catalog's; `None` for the app.
+    user_only: Option<&'a UserOnly>,
 }
 
 impl Ui {
@@ -311,6 +313,7 @@ impl Ui {
                     live: slot.actions.as_ref(),
                     version: None,
                     failed: self.app_failed.as_deref(),
+                    user_only: None,
                 }
             }
             Subject::Window(i) => {
@@ -323,6 +326,7 @@ impl Ui {
                     live: e.window.as_deref().expect("window present outside invoke"),
                     version: Some(e.published.state.version),
                     failed: e.failed.as_deref(),
+                    user_only: Some(&e.user_only),
                 }
             }
         }
@@ -373,6 +377,14 @@ impl Checked<'_> {
                 format!("'{owner}' has no action '{}'", clip(action)),
             ));
         };
+        // Only the user takes a user-only action (issue #20 item 4); an agent learns no more
+        // than that (GB-7.4-8: no new code).
+        if !by_user && (spec.user_only || self.user_only.is_some_and(|u| u.covers(spec))) {
+            return Err(ToolError::new(
+                ErrorCode::ActionNotAvailable,
+                format!("Only the user can do '{action}', in the app: ask them to"),
+            ));
+        }
         if let Some(why) = self.failed.filter(|_| !by_user) {
             return Err(ToolError::new(ErrorCode::ActionNotAvailable, format!("'{action}' is not available: {why}")));
         }

@@ -43,9 +43,10 @@ pub const WINDOW_ID_META_KEY: &str = "bridge/windowId";
 
 /// `_meta` key on `app://windows` read results for clients with the extension: which tools
 /// each window has right now, `{"<winId>": {"type": "<window type>", "tools": {"<action>":
-/// "<tool name>"}}}`, for the windows that have any (GB-5.1-4). A view cannot list the
-/// server's tools through the Apps bridge, so it learns the shown window's available actions
-/// here, and their schemas from the catalog it carries.
+/// "<tool name>"}, "userOnly"?: ["<action>"]}}`, for the windows that have any (GB-5.1-4), and
+/// the actions only the user takes, in the app (never tools; the view says so, MA-11-4). A
+/// view cannot list the server's tools through the Apps bridge, so it learns the shown
+/// window's available actions here, and their schemas from the catalog it carries.
 pub const WINDOW_TOOLS_META_KEY: &str = "bridge/windowTools";
 
 /// `_meta` key on window tool results for clients with the extension: the acted-on window as
@@ -143,6 +144,14 @@ fn tools_by_window(published: &Published, only: Option<&str>) -> Value {
         if let Some(tools) = window.get_mut("tools").and_then(Value::as_object_mut) {
             tools.insert(entry.action.name.clone(), Value::String(entry.name.clone()));
         }
+    }
+    // The actions only the user takes: the view says to do them in the app (MA-11-4).
+    for (id, type_name, actions) in published.user_only_windows() {
+        if only.is_some_and(|only| only != id) {
+            continue;
+        }
+        let window = windows.entry(id.to_owned()).or_insert_with(|| json!({ "type": type_name, "tools": {} }));
+        window["userOnly"] = json!(actions);
     }
     Value::Object(windows)
 }
