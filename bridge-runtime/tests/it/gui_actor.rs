@@ -195,6 +195,28 @@ async fn each_legacy_http_session_is_its_own_agent_with_its_token() {
     }
     assert_ne!(seen_a["connection"], seen_b["connection"], "two sessions, two agents");
     assert_eq!(whoami(&a).await["connection"], seen_a["connection"], "stable within the session");
+    // The journal tells the two sessions' calls apart, by session and by token.
+    let journaled: Vec<(Value, Value)> =
+        agent_entries(&bridge).into_iter().map(|a| (a["connection"].clone(), a["token"].clone())).collect();
+    assert_eq!(
+        journaled,
+        [
+            (seen_a["connection"].clone(), json!("planner")),
+            (seen_b["connection"].clone(), json!("reviewer")),
+            (seen_a["connection"].clone(), json!("planner")),
+        ]
+    );
+}
+
+/// The actors of the journal's agent entries, as JSON, oldest first.
+fn agent_entries(bridge: &Bridge) -> Vec<Value> {
+    bridge
+        .journal()
+        .entries()
+        .iter()
+        .filter(|e| e.actor.is_agent())
+        .map(|e| serde_json::to_value(&e.actor).unwrap_or(Value::Null))
+        .collect()
 }
 
 // 2026-07-28 HTTP: no session anywhere (MA-1-2), so the named token tells agents apart;
@@ -227,6 +249,9 @@ async fn modern_http_agents_are_told_apart_by_their_token_alone() {
     );
     assert_eq!(seen_b["token"], "reviewer");
     assert_eq!(seen_b["connection"], Value::Null);
+    // The journal tells them apart by token alone.
+    let tokens: Vec<Value> = agent_entries(&bridge).into_iter().map(|a| a["token"].clone()).collect();
+    assert_eq!(tokens, [json!("planner"), json!("reviewer")]);
 }
 
 // The public shapes: an agent built by hand, and the transports' names.

@@ -232,9 +232,15 @@ impl Ui {
             Subject::App => None,
             Subject::Window(i) => Some(self.windows[i].handle.clone()),
         };
-        // An undoable window is copied before an agent's call on it (kept if the call succeeds).
+        // An undoable window is copied before an agent's call on it (kept if the call succeeds);
+        // a read-only action changes nothing, so it costs no copy.
         let copy = match subject {
-            Subject::Window(i) if !by_user && self.windows[i].undoable && self.undo_depth > 0 => {
+            Subject::Window(i)
+                if !by_user
+                    && self.windows[i].undoable
+                    && self.undo_depth > 0
+                    && self.windows[i].spec.action(action).is_some_and(|a| !a.hints.read_only) =>
+            {
                 let e = &self.windows[i];
                 e.window.as_ref().and_then(|w| w.undo_copy()).map(|copy| (copy, e.published.state.version))
             }

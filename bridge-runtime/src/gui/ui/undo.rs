@@ -1,5 +1,6 @@
 //! Undo of the agent's changes: a window type declared `#[bridge_window(undo)]` is copied before
-//! each agent tool call on it, and [`Ui::undo`] puts the copy back as the user's operation.
+//! each agent tool call on it (read-only actions excepted), and [`Ui::undo`] puts the copy back
+//! as the user's operation.
 
 use super::Ui;
 use crate::gui::actor::Actor;
