@@ -46,6 +46,9 @@ struct Args {
     /// Secrets are masked as in the snapshot.
     #[arg(long, value_name = "FILE")]
     journal: Option<std::path::PathBuf>,
+    /// Benchmarks only (BENCHMARKS.md, "The journal's cost per call"): keep no journal at all.
+    #[arg(long, hide = true, conflicts_with = "journal")]
+    no_journal: bool,
     /// Rows in each "Report Details" window.
     #[arg(long, default_value_t = 10_000)]
     rows: usize,
@@ -75,7 +78,7 @@ async fn main() {
         .init();
 
     let (rows, extra) = (args.rows, args.extra_editors);
-    let mut builder = app::build(rows);
+    let mut builder = app::build(rows).journal(!args.no_journal);
     if let Some(path) = &args.journal {
         match bridge_runtime::gui::JsonLinesSink::open(path) {
             Ok(sink) => builder = builder.journal_sink(sink),

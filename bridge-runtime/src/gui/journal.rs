@@ -253,13 +253,19 @@ pub(crate) fn record_arguments(
     spec: Option<&ActionSpec>,
     max_bytes: usize,
 ) -> (Value, usize, bool) {
-    let bytes = json_len(args);
+    let mut changed = false;
     let masked = match spec {
-        Some(spec) => mask_object(args, spec.input_schema.as_ref()),
-        None => args.keys().map(|k| (k.clone(), Value::String(REDACTED.to_owned()))).collect(),
+        Some(spec) => mask_object(args, spec.input_schema.as_ref(), &mut changed),
+        None => {
+            changed = !args.is_empty();
+            args.keys().map(|k| (k.clone(), Value::String(REDACTED.to_owned()))).collect()
+        }
     };
     let masked = Value::Object(masked);
-    if json_len(&masked) <= max_bytes {
+    let masked_len = json_len(&masked);
+    // Nothing masked (the usual case): the copy is the arguments, measured once.
+    let bytes = if changed { json_len(args) } else { masked_len };
+    if masked_len <= max_bytes {
         return (masked, bytes, false);
     }
     (Value::String(cut_json(&masked, max_bytes)), bytes, true)
@@ -288,66 +294,107 @@ const MASK_DEPTH: usize = 32;
 type Schema = Map<String, Value>;
 
 /// `args` masked by the action's input schema `root` (see [`mask_value`]).
-fn mask_object(args: &Map<String, Value>, root: &Schema) -> Map<String, Value> {
-    match mask_value(&Value::Object(args.clone()), Some(root), root, 0) {
+/// Sets `changed` when any value was masked.
+fn mask_object(args: &Map<String, Value>, root: &Schema, changed: &mut bool) -> Map<String, Value> {
+    let mut masker = Masker { root, changed: false };
+    let out = match masker.object(args, root) {
         Value::Object(map) => map,
-        _ => args.keys().map(|k| (k.clone(), Value::String(REDACTED.to_owned()))).collect(),
+        _ => {
+            masker.changed = true;
+            args.keys().map(|k| (k.clone(), Value::String(REDACTED.to_owned()))).collect()
+        }
+    };
+    *changed = masker.changed;
+    out
+}
+
+/// Masks values by the action's input schema `root`, noting whether it masked any.
+struct Masker<'a> {
+    root: &'a Schema,
+    changed: bool,
+}
+
+impl Masker<'_> {
+    /// The arguments object masked (see [`Masker::value`]).
+    fn object(&mut self, args: &Map<String, Value>, root: &Schema) -> Value {
+        let parts = self.parts(root);
+        if parts.iter().any(|p| write_only(p)) {
+            return self.mask();
+        }
+        self.map(args, &parts, 0)
+    }
+
+    fn mask(&mut self) -> Value {
+        self.changed = true;
+        Value::String(REDACTED.to_owned())
+    }
+
+    fn parts<'s>(&self, schema: &'s Schema) -> Vec<&'s Schema>
+    where
+        Self: 's,
+    {
+        let mut parts = Vec::new();
+        flatten(schema, self.root, 0, &mut parts);
+        parts
+    }
+
+    /// `value` with every part the schema marks `writeOnly` replaced by the mask, recursively
+    /// through objects (`properties`, else `additionalProperties`: a map's values), arrays (`items`)
+    /// and the variants of `allOf`/`anyOf`/`oneOf` (an enum's variants, `Option<…>`): a value is
+    /// masked when any schema that may describe it is write-only, so a union errs on the side of
+    /// the mask. A key the schema does not declare (a misspelled or unknown parameter, refused by
+    /// validation but still journaled) is masked too: nothing says it is not a secret. Free-form
+    /// values (a schema that declares no properties) are kept as they are.
+    fn value(&mut self, value: &Value, schema: &Schema, depth: usize) -> Value {
+        let parts = self.parts(schema);
+        if depth > MASK_DEPTH || parts.iter().any(|p| write_only(p)) {
+            return self.mask();
+        }
+        match value {
+            Value::Object(map) => self.map(map, &parts, depth),
+            Value::Array(items) => {
+                let subs: Vec<&Schema> =
+                    parts.iter().filter_map(|p| p.get("items").and_then(Value::as_object)).collect();
+                Value::Array(items.iter().map(|item| self.all(item, &subs, depth)).collect())
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// An object's entries masked by the schemas `parts` that may describe it.
+    fn map(&mut self, map: &Map<String, Value>, parts: &[&Schema], depth: usize) -> Value {
+        let structured = parts.iter().any(|p| p.contains_key("properties") || p.contains_key("additionalProperties"));
+        let masked = map
+            .iter()
+            .map(|(k, v)| {
+                let mut subs: Vec<&Schema> = parts
+                    .iter()
+                    .filter_map(|p| p.get("properties").and_then(|ps| ps.get(k)).and_then(Value::as_object))
+                    .collect();
+                if subs.is_empty() {
+                    subs =
+                        parts.iter().filter_map(|p| p.get("additionalProperties").and_then(Value::as_object)).collect();
+                }
+                let v = if subs.is_empty() {
+                    if structured { self.mask() } else { v.clone() }
+                } else {
+                    self.all(v, &subs, depth)
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        Value::Object(masked)
+    }
+
+    /// `value` masked by every schema in `subs` in turn.
+    fn all(&mut self, value: &Value, subs: &[&Schema], depth: usize) -> Value {
+        subs.iter().fold(value.clone(), |v, sub| self.value(&v, sub, depth + 1))
     }
 }
 
-/// `value` with every part the schema marks `writeOnly` replaced by the mask, recursively
-/// through objects (`properties`, else `additionalProperties`: a map's values), arrays (`items`)
-/// and the variants of `allOf`/`anyOf`/`oneOf` (an enum's variants, `Option<…>`): a value is
-/// masked when any schema that may describe it is write-only, so a union errs on the side of
-/// the mask. A key the schema does not declare (a misspelled or unknown parameter, refused by
-/// validation but still journaled) is masked too: nothing says it is not a secret. Free-form
-/// values (a schema that declares no properties) are kept as they are.
-fn mask_value(value: &Value, schema: Option<&Schema>, root: &Schema, depth: usize) -> Value {
-    let Some(schema) = schema else { return value.clone() };
-    let mut parts = Vec::new();
-    flatten(schema, root, 0, &mut parts);
-    let flagged = |s: &Schema| s.get("writeOnly").and_then(Value::as_bool) == Some(true);
-    if depth > MASK_DEPTH || parts.iter().any(|p| flagged(p)) {
-        return Value::String(REDACTED.to_owned());
-    }
-    match value {
-        Value::Object(map) => {
-            let structured =
-                parts.iter().any(|p| p.contains_key("properties") || p.contains_key("additionalProperties"));
-            let masked = map
-                .iter()
-                .map(|(k, v)| {
-                    let mut subs: Vec<&Schema> = parts
-                        .iter()
-                        .filter_map(|p| p.get("properties").and_then(|ps| ps.get(k)).and_then(Value::as_object))
-                        .collect();
-                    if subs.is_empty() {
-                        subs = parts
-                            .iter()
-                            .filter_map(|p| p.get("additionalProperties").and_then(Value::as_object))
-                            .collect();
-                    }
-                    let v = if subs.is_empty() {
-                        if structured { Value::String(REDACTED.to_owned()) } else { v.clone() }
-                    } else {
-                        subs.iter().fold(v.clone(), |v, sub| mask_value(&v, Some(sub), root, depth + 1))
-                    };
-                    (k.clone(), v)
-                })
-                .collect();
-            Value::Object(masked)
-        }
-        Value::Array(items) => {
-            let subs: Vec<&Schema> = parts.iter().filter_map(|p| p.get("items").and_then(Value::as_object)).collect();
-            Value::Array(
-                items
-                    .iter()
-                    .map(|item| subs.iter().fold(item.clone(), |v, sub| mask_value(&v, Some(sub), root, depth + 1)))
-                    .collect(),
-            )
-        }
-        other => other.clone(),
-    }
+/// Whether `schema` says `"writeOnly": true`.
+fn write_only(schema: &Schema) -> bool {
+    schema.get("writeOnly").and_then(Value::as_bool) == Some(true)
 }
 
 /// `schema` (resolved) and, recursively, the schemas it combines with `allOf`/`anyOf`/`oneOf`,
