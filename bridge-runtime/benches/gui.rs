@@ -228,5 +228,57 @@ fn prelayer_benches(c: &mut Criterion) {
     });
 }
 
-criterion_group!(gui, benches, mcp_benches, prelayer_benches);
+/// A report of many rows whose type keeps undo copies (issue #20 item 3): each agent call of a
+/// changing action clones it first.
+#[derive(Clone)]
+#[bridge_runtime::bridge_window(title = "Report", summary = "Report with {touches} touches", undo)]
+struct UndoReport {
+    #[bridge(table, id = "rows", max_rows = 20)]
+    rows: Vec<UndoRow>,
+    #[bridge(skip)]
+    touches: u64,
+}
+
+/// One row, as the Order Editor's "Report Details" has them.
+#[derive(Clone, bridge_runtime::BridgeRow)]
+struct UndoRow {
+    order: u32,
+    customer: String,
+    total: f64,
+}
+
+#[bridge_runtime::bridge_actions]
+impl UndoReport {
+    /// Count a touch (changes what the window shows).
+    #[bridge_runtime::bridge_action]
+    fn touch(&mut self) {
+        self.touches += 1;
+    }
+}
+
+/// The cost of undo copies (BENCHMARKS.md "Undo copies"): the same agent call on a window of
+/// `rows` rows whose type keeps undo copies, with `undo_depth(0)` (no copy) and the default
+/// (a copy per call, ten kept).
+fn undo_benches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("undo_copy");
+    for rows in [10usize, 10_000] {
+        for depth in [0usize, 10] {
+            let (_bridge, mut owner) = Bridge::builder("bench", "0").window::<UndoReport>().undo_depth(depth).build();
+            let names = ["Alice", "Bob", "Chen", "Dana", "Emeka", "Fatima", "Goro"];
+            let report = UndoReport {
+                rows: (0..rows)
+                    .map(|i| UndoRow { order: i as u32, customer: names[i % 7].into(), total: i as f64 + 0.99 })
+                    .collect(),
+                touches: 0,
+            };
+            owner.ui().open(report, OpenOptions::window());
+            g.bench_function(format!("tools_call_touch/{rows}_rows/undo_depth_{depth}"), |b| {
+                b.iter(|| black_box(owner.ui().call_tool("w-1__touch", Map::new(), false).unwrap()))
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(gui, benches, mcp_benches, prelayer_benches, undo_benches);
 criterion_main!(gui);
