@@ -85,8 +85,7 @@ impl Ui {
         name: &str,
         args: Map<String, Value>,
     ) -> Result<ToolResult, ToolError> {
-        let current = self.current.clone();
-        self.call(current.tool(name), name, args, actor, false)
+        self.call_named(actor, name, args, false)
     }
 
     /// [`Ui::call_tool_as`] of a tool an adapter already found in a published table (perhaps
@@ -108,8 +107,19 @@ impl Ui {
         name: &str,
         args: Map<String, Value>,
     ) -> Result<ToolResult, ToolError> {
+        self.call_named(actor, name, args, true)
+    }
+
+    /// A call of tool `name` as the current table lists it (or claims it, unlisted).
+    fn call_named(
+        &mut self,
+        actor: Actor,
+        name: &str,
+        args: Map<String, Value>,
+        prechecked: bool,
+    ) -> Result<ToolResult, ToolError> {
         let current = self.current.clone();
-        self.call(current.tool(name), name, args, actor, true)
+        self.call(current.tool(name), name, args, actor, prechecked)
     }
 
     /// The caps on a call's arguments.
