@@ -12,8 +12,9 @@
 //!
 //! **Framing.** One JSON-RPC message per line (`\n`, UTF-8). Single calls and batches (answered
 //! in order, in one array; an empty batch → one `-32600`; only notifications → no answer).
-//! Notifications are executed and never answered. Malformed JSON → `-32700` with `id: null`; a
-//! non-request → `-32600`; unknown method → `-32601`. A line longer than the limit
+//! Notifications are executed and never answered. Malformed JSON → `-32700` with `id: null`;
+//! valid JSON nested more than 127 levels deep → `-32600` with `id: null`, a message naming the
+//! cap and `error.data.maxNestingDepth`; a non-request → `-32600`; unknown method → `-32601`. A line longer than the limit
 //! (`limits.maxMessageBytes`, 1 MiB by default; `limits.maxUnauthenticatedMessageBytes`, 8 KiB,
 //! before authentication) is answered with `-32600` and the connection is closed, after at most
 //! that many bytes were buffered. None of this affects other connections or the server. The
@@ -33,7 +34,13 @@
 //! Calls on one connection run concurrently (up to
 //! [`ServerConfig::max_in_flight_per_connection`]), except `session.authenticate`,
 //! `pairing.request` and batches, which run in order before the next line is read. Responses to
-//! concurrent calls are written as they finish; match them by `id`.
+//! concurrent calls are written as they finish; match them by `id`. A request whose `id` is the
+//! `id` of one still in flight on the connection does not run: it gets `-32600` ("id already in
+//! flight"), written right after the original's answer (in a batch, in the batch's answer).
+//!
+//! **Revocation (CP-4-22).** When the client's key is revoked, every request in flight on its
+//! connections is answered `UNAUTHENTICATED` under its own `id` (a connection with nothing in
+//! flight gets one `UNAUTHENTICATED` error with `id: null`), then the connection closes.
 //!
 //! **Fair shares (CP-5-13).** Unauthenticated connections have their own cap below the total
 //! ([`ServerConfig::max_unauthenticated_connections`]) and a deadline to authenticate
