@@ -287,7 +287,7 @@ mod tests {
 
     fn nested(depth: usize, inner: &str) -> Vec<u8> {
         let params = format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth));
-        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"runtime.describe","params":{{"p":{params}}}}}"#).into_bytes()
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"p":{params}}}}}"#).into_bytes()
     }
 
     // CP-8-1 / JSON-RPC 2.0: a well-formed message nested deeper than the cap is valid JSON, so
