@@ -70,7 +70,7 @@ async fn deep_nesting_is_refused_naming_the_cap_not_called_unparseable() {
     assert_eq!(c.recv().await["id"], "d");
 }
 
-// JSON-RPC 2.0 ids on one connection: a request whose id is the id of one still in flight is
+// CP-8-1 (JSON-RPC 2.0 ids on one connection): a request whose id is the id of one still in flight is
 // refused with -32600 "id already in flight" without running, and its error is written after
 // the original's answer (as the MCP stdio layer does). Here the duplicate is a
 // `requests.cancel` of the request the original waits on: had it run, the wait would end

@@ -139,6 +139,18 @@ impl InFlight {
     fn contains(&self, key: &str) -> bool {
         self.lock().iter().any(|f| f.key == key)
     }
+
+    /// Counts a duplicate on the request `key` in flight and returns `true`; `false` (nothing
+    /// recorded) when none is.
+    fn hold(&self, key: &str) -> bool {
+        match self.lock().iter_mut().find(|f| f.key == key) {
+            Some(original) => {
+                original.duplicates = original.duplicates.saturating_add(1);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The key of request id `id` in [`InFlight`].
@@ -344,13 +356,7 @@ async fn handle(
         }
         Ok(Incoming::One(Entry::Call(call))) => match route(&call.method) {
             // An id in flight: refused without running; its error follows the original's answer.
-            _ if call.id.as_ref().is_some_and(|id| {
-                let key = id_key(id);
-                ids.contains(&key) && !ids.admit(&key, id)
-            }) =>
-            {
-                Next::Continue
-            }
+            _ if call.id.as_ref().is_some_and(|id| ids.hold(&id_key(id))) => Next::Continue,
             Some(Route { method, lane: Lane::Connection }) => {
                 let (response, next) = session_call(shared, session, method, call).await;
                 if let Some(r) = response {
