@@ -687,6 +687,36 @@ mod tests {
         }
     }
 
+    // CP-8-1: the in-flight ids of a connection. A duplicate is counted on its original and
+    // never recorded itself; an answered request with no duplicate frees its id at once (before
+    // the client can read the answer and reuse the id); held duplicates are taken one by one,
+    // and the last one frees the id; a revocation drains what was not written, in order.
+    #[test]
+    fn in_flight_ids_hold_duplicates_behind_their_original() {
+        let ids = InFlight::default();
+        let (one, two) = (serde_json::json!(1), serde_json::json!("1"));
+        let (k1, k2) = (id_key(&one), id_key(&two));
+        assert_ne!(k1, k2, "1 and \"1\" are different ids");
+        assert!(!ids.hold(&k1), "nothing in flight yet");
+        assert!(ids.admit(&k1, &one));
+        assert!(ids.admit(&k2, &two));
+        assert!(ids.hold(&k1) && ids.hold(&k1));
+        assert!(!ids.admit(&k1, &one), "a duplicate");
+        assert_eq!(ids.claim(&k2), Some(false));
+        assert!(!ids.contains(&k2), "answered without duplicates: free at once");
+        assert_eq!(ids.claim(&k1), Some(true));
+        assert_eq!(ids.claim(&k1), None, "answered once only");
+        assert_eq!((ids.take_duplicate(&k1), ids.take_duplicate(&k1)), (Some(true), Some(true)));
+        assert_eq!(ids.take_duplicate(&k1), Some(false));
+        assert_eq!(ids.take_duplicate(&k1), None);
+        assert!(!ids.contains(&k1));
+
+        assert!(ids.admit(&k1, &one) && ids.admit(&k2, &two) && ids.hold(&k2));
+        assert_eq!(ids.drain(), vec![(one.clone(), false, 0), (two, false, 1)]);
+        assert_eq!(ids.claim(&k1), None, "drained: the connection answers it");
+        assert!(ids.drain().is_empty());
+    }
+
     // CP-6-16, CP-4-20: the connection's own methods change state before they answer (a
     // pairing is stored, a connection authenticated), so an answer that cannot be encoded is
     // `INTERNAL_ERROR` with `retryable: false`, saying it took effect, like the engine's
