@@ -108,8 +108,8 @@ pub struct Limits {
 /// The socket transport's part of [`Limits`] (CP-5-13), published flat among the other limits;
 /// sizes in bytes, times in ms. Every member is present over the socket and absent (not
 /// published, no default) for callers inside the app and in an older runtime's answer. The one
-/// description of these limits: the socket server fills it from its `ServerConfig`
-/// (`Server::transport_limits`), `runtime.describe` publishes it as is.
+/// description of these limits: the socket server (Unix only) fills it from its `ServerConfig`,
+/// `runtime.describe` publishes it as is.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TransportLimits {
