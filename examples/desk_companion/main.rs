@@ -184,10 +184,45 @@ fn spawn_stdin_reader(tx: UnboundedSender<Event>) {
     });
 }
 
-/// A client's question waiting for the user's next line.
+/// A client's question waiting for the user's next line; `client` is the asking client's id.
 enum Prompt {
-    Choice { request_id: String, options: Vec<(String, String)> },
-    Text { request_id: String },
+    Choice { request_id: String, client: String, options: Vec<(String, String)> },
+    Text { request_id: String, client: String },
+}
+
+impl Prompt {
+    fn request_id(&self) -> &str {
+        match self {
+            Prompt::Choice { request_id, .. } | Prompt::Text { request_id, .. } => request_id,
+        }
+    }
+
+    fn client(&self) -> &str {
+        match self {
+            Prompt::Choice { client, .. } | Prompt::Text { client, .. } => client,
+        }
+    }
+}
+
+/// The open questions, in the order they are asked, and the clients revoked while this
+/// companion runs: a revoked client's questions leave the desk at once and never come back,
+/// even when the engine's own notice of their end (or a show queued before the revocation)
+/// arrives later (CP-4-22).
+#[derive(Default)]
+struct Questions {
+    open: VecDeque<Prompt>,
+    revoked: std::collections::HashSet<String>,
+}
+
+impl Questions {
+    /// Withdraws every open question of `client_id` and refuses its later ones; returns how many
+    /// were withdrawn.
+    fn revoke(&mut self, client_id: &str) -> usize {
+        self.revoked.insert(client_id.to_owned());
+        let before = self.open.len();
+        self.open.retain(|q| q.client() != client_id);
+        before - self.open.len()
+    }
 }
 
 /// Pairing requests waiting for the user, by the number the user types in `/approve N` or
@@ -253,11 +288,14 @@ impl Pairings {
 
 /// The terminal: prints what the engine shows, feeds the user's answers back.
 async fn console(mut rx: UnboundedReceiver<Event>, tx: UnboundedSender<Event>, engine: Engine, auth: Auth) {
-    let mut prompts: VecDeque<Prompt> = VecDeque::new();
+    let mut questions = Questions::default();
     let mut pairings = Pairings::default();
     while let Some(event) = rx.recv().await {
+        let prompts = &mut questions.open;
         match event {
-            Event::Show(p) => show(&p, &engine, &mut prompts),
+            // A show queued before its client was revoked: the request is being cancelled.
+            Event::Show(p) if questions.revoked.contains(&p.source.client_id) => {}
+            Event::Show(p) => show(&p, &engine, prompts),
             Event::Update(p) => {
                 if p.capability == "progress.show" {
                     println!("{} {}", who(&p), progress_bar(&p.params));
@@ -265,11 +303,11 @@ async fn console(mut rx: UnboundedReceiver<Event>, tx: UnboundedSender<Event>, e
             }
             Event::Hide(id, why) => {
                 let before = prompts.len();
-                prompts.retain(|q| !matches!(q, Prompt::Choice { request_id, .. } | Prompt::Text { request_id } if *request_id == id));
+                prompts.retain(|q| q.request_id() != id);
                 if prompts.len() != before {
                     let reason = why.reason.map(|r| json!(r)).unwrap_or(Value::Null);
                     println!("  (question {id} ended: {} {reason})", json!(why.state));
-                    ask_next(&prompts);
+                    ask_next(prompts);
                 }
             }
             Event::Pair(request, reply) => pairings.add(request, reply, &tx),
@@ -277,20 +315,21 @@ async fn console(mut rx: UnboundedReceiver<Event>, tx: UnboundedSender<Event>, e
             // `/command` is always the user's own control, even while a question is open, so a
             // client can never lock the user out by keeping questions on screen.
             Event::Line(line) if line.starts_with('/') && line != "/close" => {
-                if !command(&line[1..], &engine, &auth, &mut pairings) {
+                if !command(&line[1..], &engine, &auth, &mut pairings, &mut questions) {
                     return;
                 }
-                ask_next(&prompts);
+                ask_next(&questions.open);
             }
             Event::Line(line) => match prompts.pop_front() {
                 Some(prompt) => {
                     if let Some(again) = answer(prompt, &line, &engine) {
                         prompts.push_front(again);
                     }
-                    ask_next(&prompts);
+                    ask_next(prompts);
                 }
                 None => {
-                    if !command(line.strip_prefix('/').unwrap_or(&line), &engine, &auth, &mut pairings) {
+                    let line = line.strip_prefix('/').unwrap_or(&line);
+                    if !command(line, &engine, &auth, &mut pairings, &mut questions) {
                         return;
                     }
                 }
@@ -331,14 +370,18 @@ fn show(p: &Presentation, engine: &Engine, prompts: &mut VecDeque<Prompt>) {
                 .map(|o| (o["id"].as_str().unwrap_or("").to_owned(), plain(o["label"].as_str().unwrap_or(""))))
                 .collect();
             println!("{} asks, for {from}: {}", who(p), text("title"));
-            prompts.push_back(Prompt::Choice { request_id: p.request_id.clone(), options });
+            prompts.push_back(Prompt::Choice {
+                request_id: p.request_id.clone(),
+                client: p.source.client_id.clone(),
+                options,
+            });
             if prompts.len() == 1 {
                 ask_next(prompts);
             }
         }
         "interaction.text" => {
             println!("{} asks, for {from}: {}", who(p), text("prompt"));
-            prompts.push_back(Prompt::Text { request_id: p.request_id.clone() });
+            prompts.push_back(Prompt::Text { request_id: p.request_id.clone(), client: p.source.client_id.clone() });
             if prompts.len() == 1 {
                 ask_next(prompts);
             }
@@ -386,7 +429,7 @@ fn ask_next(prompts: &VecDeque<Prompt>) {
 /// Applies the user's `line` to `prompt`; returns the prompt again when the line did not answer it.
 fn answer(prompt: Prompt, line: &str, engine: &Engine) -> Option<Prompt> {
     match prompt {
-        Prompt::Choice { request_id, options } => {
+        Prompt::Choice { request_id, client, options } => {
             if line == "/close" || line == "x" {
                 let _ = engine.view_closed(&request_id);
                 println!("  closed: the asker gets a cancellation, not an answer");
@@ -398,12 +441,12 @@ fn answer(prompt: Prompt, line: &str, engine: &Engine) -> Option<Prompt> {
                     let _ = engine.user_responded(&request_id, json!({"selectedId": id}));
                     None
                 }
-                None => Some(Prompt::Choice { request_id, options }),
+                None => Some(Prompt::Choice { request_id, client, options }),
             }
         }
-        Prompt::Text { request_id } => {
+        Prompt::Text { request_id, client } => {
             if line.is_empty() {
-                return Some(Prompt::Text { request_id });
+                return Some(Prompt::Text { request_id, client });
             }
             if line == "/close" {
                 let _ = engine.view_closed(&request_id);
@@ -417,7 +460,7 @@ fn answer(prompt: Prompt, line: &str, engine: &Engine) -> Option<Prompt> {
 }
 
 /// The user's own controls. Returns false to quit.
-fn command(line: &str, engine: &Engine, auth: &Auth, pairings: &mut Pairings) -> bool {
+fn command(line: &str, engine: &Engine, auth: &Auth, pairings: &mut Pairings, questions: &mut Questions) -> bool {
     let mut words = line.split_whitespace();
     match (words.next(), words.next()) {
         (None, _) => {}
@@ -461,11 +504,23 @@ fn command(line: &str, engine: &Engine, auth: &Auth, pairings: &mut Pairings) ->
                 println!("{}  {}  [{}]", c.client_id, plain(&c.label), scopes.join(", "));
             }
         }
-        (Some("revoke"), Some(id)) => match auth.revoke(engine, id) {
-            Ok(true) => println!("Revoked {id}: its open requests were cancelled."),
-            Ok(false) => println!("No client {id}."),
-            Err(e) => println!("Could not revoke: {e}"),
-        },
+        (Some("revoke"), Some(id)) => {
+            // The key is refused and its requests cancelled in this process whatever the store
+            // says, so its questions leave the desk in every case but "no such client".
+            let outcome = auth.revoke(engine, id);
+            let withdrawn = if matches!(outcome, Ok(false)) { 0 } else { questions.revoke(id) };
+            match outcome {
+                Ok(true) => {
+                    println!("Revoked {id}: its open requests were cancelled ({withdrawn} open question(s) withdrawn).")
+                }
+                Ok(false) => println!("No client {id}."),
+                Err(e) => println!(
+                    "Revoked {id} until this companion stops, but the revocation could not be stored ({e}): the key \
+                     works again after a restart; type /revoke {id} again to retry ({withdrawn} open question(s) \
+                     withdrawn)."
+                ),
+            }
+        }
         (Some("quit"), _) => return false,
         // `/close` reaches here only when no question is open.
         (Some("close"), _) => println!("No open question to close."),

@@ -4,7 +4,8 @@
 use bridge_runtime::prelude::*;
 
 /// The order form: one `fields` block. The payment password is redacted before it leaves the
-/// process (GB-4.5-2): it is a `Secret` and its item is `sensitive`.
+/// process (GB-4.5-2): it is a `Secret` and its item is `sensitive`; it is changed only through
+/// `set_payment_password`, whose parameter is sensitive too, so the journal masks it.
 #[derive(BridgeFields, Default)]
 pub struct OrderForm {
     /// Who receives the order.
@@ -38,6 +39,11 @@ pub struct OrderEditor {
     pub order_no: u32,
     #[bridge(skip)]
     pub placed: bool,
+    /// How many times the payment password was changed: shown as a notice, so each change is a
+    /// change of the window's state (its `version` moves, other agents get `stale_state`)
+    /// without showing anything of the password.
+    #[bridge(skip)]
+    pub password_changes: u32,
 }
 
 impl OrderEditor {
@@ -56,6 +62,7 @@ impl OrderEditor {
             status: Vec::new(),
             order_no,
             placed: false,
+            password_changes: 0,
         };
         editor.revalidate();
         editor
@@ -91,7 +98,11 @@ impl OrderEditor {
         self.status = if self.placed {
             vec![Notice::success(format!("Order #{} placed", self.order_no))]
         } else {
-            self.problems().into_iter().map(|p| Notice::error(p.error)).collect()
+            let mut notices: Vec<Notice> = self.problems().into_iter().map(|p| Notice::error(p.error)).collect();
+            if self.password_changes > 0 {
+                notices.push(Notice::info(format!("Payment password changed (change {})", self.password_changes)));
+            }
+            notices
         };
     }
 
@@ -119,12 +130,41 @@ impl OrderEditor {
         #[bridge(description = "The new value, as the user would type it")] value: String,
         cx: &mut ActionContext,
     ) -> Result<(), ActionError> {
+        // A secret never travels in `value`, which the journal records as sent.
+        if OrderForm::field_specs()
+            .iter()
+            .any(|f| f.sensitive && (f.key.eq_ignore_ascii_case(&field) || f.label.eq_ignore_ascii_case(&field)))
+        {
+            return Err(ActionError::field(
+                "field",
+                "The payment password is secret: set it with set_payment_password, whose value is never recorded",
+            ));
+        }
         if value.chars().count() > MAX_FIELD_CHARS {
             return Err(ActionError::field("value", format!("At most {MAX_FIELD_CHARS} characters")));
         }
         self.form.set_field(&field, serde_json::Value::String(value)).map_err(|e| ActionError::field("field", e))?;
         self.revalidate();
         cx.set_message(format!("Set {field}"));
+        Ok(())
+    }
+
+    /// Set the payment password (kept secret).
+    #[bridge_action(title = "Set password", available = editable)]
+    pub fn set_payment_password(
+        &mut self,
+        #[bridge(sensitive)] password: String,
+        cx: &mut ActionContext,
+    ) -> Result<(), ActionError> {
+        if password.is_empty() || password.chars().count() > MAX_FIELD_CHARS {
+            return Err(ActionError::field("password", format!("1 to {MAX_FIELD_CHARS} characters")));
+        }
+        self.form.payment_password = Secret::new(password);
+        // Every change counts, the same password again too: whether the version moves must not
+        // tell anyone what the password was.
+        self.password_changes = self.password_changes.saturating_add(1);
+        self.revalidate();
+        cx.set_message("Payment password set");
         Ok(())
     }
 

@@ -281,3 +281,62 @@ fn prompts_show_names_visibly_and_go_when_withdrawn() {
     drop(companion);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// CP-4-22: `/revoke` withdraws the client's open questions from the desk for good: after
+// "Revoked", the question is not asked again, and the next plain line is not taken as its answer;
+// the client's pending `requests wait` is answered UNAUTHENTICATED (exit 3). (Old main re-asked
+// the withdrawn question right after printing "Revoked".)
+#[test]
+fn revoking_a_client_withdraws_its_questions_for_good() {
+    let (dir, mut companion) = start_companion("revoke");
+    let pairing = pair_in_background(&dir, "Build bot", "bot");
+    companion.expect_line("asks to pair");
+    companion.type_line("/approve 1");
+    let (code, paired) = pairing.join().unwrap();
+    assert_eq!(code, 0, "{paired}");
+    companion.type_line("/clients");
+    let listed = companion.expect_line("Build bot  [");
+    let client_id = listed.split_whitespace().next().unwrap().to_owned();
+
+    let question = dir.join("text.json");
+    std::fs::write(
+        &question,
+        r#"{"capability":"interaction.text","params":{"prompt":"Ship the release?"},"timeoutMs":60000}"#,
+    )
+    .unwrap();
+    let (code, created) = cli(&dir, &["--json", "requests", "create", "--file", question.to_str().unwrap()]);
+    assert_eq!(code, 0, "{created}");
+    let id = created["requestId"].as_str().unwrap().to_owned();
+    companion.expect_line("Ship the release?");
+    companion.expect_line("type your answer");
+    let waiter = {
+        let (dir, id) = (dir.clone(), id.clone());
+        std::thread::spawn(move || cli(&dir, &["--json", "requests", "wait", &id, "--wait-ms", "60000"]))
+    };
+    // Whether the wait is already running or starts after the revocation, it ends UNAUTHENTICATED.
+    companion.type_line(&format!("/revoke {client_id}"));
+    companion.expect_line(&format!("Revoked {client_id}"));
+    companion.type_line("yes");
+    companion.type_line("/motion normal");
+    let mut after = Vec::new();
+    loop {
+        let line = companion.lines.recv_timeout(Duration::from_secs(30)).expect("the marker line");
+        if line.contains("Reduced motion: false") {
+            break;
+        }
+        after.push(line);
+    }
+    assert!(
+        !after.iter().any(|l| l.contains("type your answer")),
+        "the withdrawn question was asked again: {after:#?}"
+    );
+    assert!(
+        after.iter().any(|l| l.contains("Unknown command yes")),
+        "\"yes\" answered a withdrawn question: {after:#?}"
+    );
+    let (code, waited) = waiter.join().unwrap();
+    assert_eq!(code, 3, "{waited}");
+    assert!(waited.to_string().contains("UNAUTHENTICATED"), "{waited}");
+    drop(companion);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,7 @@
 //! A secret an agent passes never reaches the logs: the Order Editor over stdio with
 //! `RUST_LOG=trace`, where rmcp logs every message it reads, is given a canary as the payment
-//! password (a `sensitive` field, GB-4.5-2), and its whole stderr is searched for it. The
+//! password (`set_payment_password`'s sensitive parameter, GB-4.5-2), and its whole stderr is
+//! searched for it. The
 //! example installs `bridge_runtime::mcp::loggable` as its log filter, as the README says.
 //! (Old main: rmcp's `received request` debug event printed the arguments, canary included.)
 
@@ -56,7 +57,7 @@ fn a_sensitive_argument_never_reaches_a_trace_level_log() {
     answer(1);
     send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "w-A__edit_field", "arguments": {"field": "Payment password", "value": CANARY}}}));
+        "name": "w-A__set_payment_password", "arguments": {"password": CANARY}}}));
     let set = answer(2);
     assert_eq!(set["result"]["isError"], false, "{set}");
     // A line rmcp cannot parse is logged too.

@@ -414,7 +414,7 @@ fn example_registry_content() {
     assert_eq!(
         names,
         vec![
-            ("Order Editor", vec!["edit_field", "submit", "close", "focus"]),
+            ("Order Editor", vec!["edit_field", "set_payment_password", "submit", "close", "focus"]),
             ("Confirm order", vec!["confirm", "cancel"]),
             ("Report Details", vec!["load_rows", "close", "focus"]),
             ("Session locked", vec!["unlock"]),

@@ -9,6 +9,7 @@
 //! | situation | `error.code` | `error.data.code` | `id` |
 //! | --- | --- | --- | --- |
 //! | not JSON / not UTF-8 | -32700 | `PARSE_ERROR` | `null` |
+//! | JSON nested deeper than [`MAX_NESTING_DEPTH`] levels | -32600 | `INVALID_REQUEST` (with `maxNestingDepth`) | `null` |
 //! | not a request object, empty or oversize batch, message over the size limit | -32600 | `INVALID_REQUEST` | the request's `id` if it is a string/number, else `null` |
 //! | unknown method | -32601 | `METHOD_NOT_FOUND` | the request's `id` |
 
@@ -19,6 +20,10 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 pub(super) const PARSE_ERROR: i64 = -32700;
 /// `error.code` for a message that is not a valid request (JSON-RPC "Invalid Request").
 pub(super) const INVALID_REQUEST: i64 = -32600;
+/// Deepest nesting of arrays and objects a message may have (the message itself is level 1):
+/// the JSON parser's recursion limit. A deeper message is refused with `-32600` and a message
+/// naming this cap, not called unparseable; no companion method's params come near it.
+pub(crate) const MAX_NESTING_DEPTH: usize = 127;
 
 /// One validated call from a message: a request (`id` present, possibly `null`) or a
 /// notification (`id` absent: executed, never answered).
@@ -60,8 +65,17 @@ pub(super) enum Incoming {
 
 /// Parses one line. `Err` holds the complete error response to send instead: `-32700` for
 /// bytes that are not JSON, `-32600` for an empty batch or a batch longer than `max_batch`.
+/// Valid JSON nested deeper than [`MAX_NESTING_DEPTH`] is `-32600` naming the cap.
 pub(super) fn parse(line: &[u8], max_batch: usize) -> Result<Incoming, Value> {
-    let value: Value = serde_json::from_slice(line).map_err(|_| {
+    let value: Value = serde_json::from_slice(line).map_err(|e| {
+        if too_deep(line, &e) {
+            let msg = format!(
+                "Invalid Request: the message nests arrays and objects more than {MAX_NESTING_DEPTH} levels deep (the limit)"
+            );
+            let mut err = error_object(INVALID_REQUEST, &msg, "INVALID_REQUEST");
+            err["data"]["maxNestingDepth"] = json!(MAX_NESTING_DEPTH);
+            return failure(Value::Null, err);
+        }
         failure(Value::Null, error_object(PARSE_ERROR, "Parse error: the message is not valid JSON", "PARSE_ERROR"))
     })?;
     match value {
@@ -74,6 +88,44 @@ pub(super) fn parse(line: &[u8], max_batch: usize) -> Result<Incoming, Value> {
         Value::Array(items) => Ok(Incoming::Batch(items.into_iter().map(entry).collect())),
         other => Ok(Incoming::One(entry(other))),
     }
+}
+
+/// Whether the parser's error `e` on `line` is its nesting limit alone: `line` is valid JSON
+/// (UTF-8, and accepted by serde_json's non-recursive skipping parser) nested deeper than
+/// [`MAX_NESTING_DEPTH`]. Run only on the error path; each step is one linear pass over the line
+/// (which the transport's size limit bounds) and none recurses.
+fn too_deep(line: &[u8], e: &serde_json::Error) -> bool {
+    e.classify() == serde_json::error::Category::Syntax
+        && nesting_depth(line) > MAX_NESTING_DEPTH
+        && std::str::from_utf8(line).is_ok()
+        && serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok()
+}
+
+/// The deepest nesting of arrays and objects in `line`, brackets inside strings (escapes
+/// included) not counted. Linear, for any bytes.
+fn nesting_depth(line: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in line {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn entry(value: Value) -> Entry {
@@ -231,6 +283,52 @@ mod tests {
         let code = v["error"]["code"].as_i64().unwrap();
         assert!(code == -32700 || code == -32600, "{v}");
         assert!(v["error"]["data"]["code"].is_string());
+    }
+
+    fn nested(depth: usize, inner: &str) -> Vec<u8> {
+        let params = format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth));
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"p":{params}}}}}"#).into_bytes()
+    }
+
+    // CP-8-1 / JSON-RPC 2.0: a well-formed message nested deeper than the cap is valid JSON, so
+    // it is not a parse error: -32600 with a message naming the cap (before: -32700 "not valid
+    // JSON"). Up to the cap it parses; a real syntax error before the cap stays -32700, and so
+    // do brackets inside strings.
+    #[test]
+    fn nesting_beyond_the_cap_is_an_invalid_request_naming_it() {
+        use super::MAX_NESTING_DEPTH;
+        // The request object and `params` are two levels.
+        let inside = MAX_NESTING_DEPTH - 2;
+        assert!(matches!(parse(&nested(inside, ""), 64), Ok(Incoming::One(Entry::Call(_)))));
+        for depth in [inside + 1, inside + 2, 1000, 100_000] {
+            let e = parse(&nested(depth, ""), 64).unwrap_err();
+            check_error_response(&e);
+            assert_eq!(e["error"]["code"], -32600, "{depth}: {e}");
+            assert_eq!(e["error"]["data"]["code"], "INVALID_REQUEST");
+            assert_eq!(e["error"]["data"]["maxNestingDepth"], MAX_NESTING_DEPTH);
+            let msg = e["error"]["message"].as_str().unwrap();
+            assert!(msg.contains(&MAX_NESTING_DEPTH.to_string()) && !msg.contains("not valid JSON"), "{msg}");
+        }
+        // Deep but not JSON (garbage before or after the cap, unclosed, not UTF-8): unparseable.
+        let mut early = b"{\"a\": x, \"b\": ".to_vec();
+        early.extend(nested(1000, ""));
+        assert_eq!(parse(&early, 64).unwrap_err()["error"]["code"], -32700);
+        let mut late = nested(1000, "");
+        late.extend(b" x");
+        assert_eq!(parse(&late, 64).unwrap_err()["error"]["code"], -32700);
+        let deep_unclosed = "[".repeat(1000);
+        assert_eq!(parse(deep_unclosed.as_bytes(), 64).unwrap_err()["error"]["code"], -32700);
+        assert_eq!(parse(&nested(1000, "\"\u{ff}\""), 64).unwrap_err()["error"]["code"], -32600);
+        assert_eq!(parse(&nested(1000, "\"\\u00ff\""), 64).unwrap_err()["error"]["code"], -32600);
+        let mut bad_utf8 = nested(1000, "\"\"");
+        let quote = bad_utf8.iter().rposition(|b| *b == b'"').unwrap();
+        bad_utf8.insert(quote, 0xff);
+        assert_eq!(parse(&bad_utf8, 64).unwrap_err()["error"]["code"], -32700);
+        // Brackets in strings are text, escaped quotes included.
+        let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":["\"{}"]}}"#, "[".repeat(1000));
+        assert!(matches!(parse(text.as_bytes(), 64), Ok(Incoming::One(Entry::Call(_)))));
+        let broken = format!(r#"["\"{}" x"#, "[".repeat(1000));
+        assert_eq!(parse(broken.as_bytes(), 64).unwrap_err()["error"]["code"], -32700);
     }
 
     proptest! {

@@ -42,6 +42,75 @@ async fn malformed_json_is_a_parse_error_with_null_id() {
     assert_eq!(r["result"]["protocolVersion"], "0.1");
 }
 
+// CP-8-1 / JSON-RPC 2.0: a well-formed request nested 100,000 levels deep is valid JSON, so it
+// is not a parse error: -32600 whose message states the nesting cap (before: -32700 "not valid
+// JSON"); the connection keeps working, and unparseable bytes are still -32700.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_nesting_is_refused_naming_the_cap_not_called_unparseable() {
+    let mut h = start().await;
+    let (mut c, _) = h.client("Deep").await;
+    let depth = 100_000;
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"requests.create","params":{{"capability":"notice.show","params":{{"text":{}"x"{}}}}}}}"#,
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
+    assert!(serde_json::from_str::<Value>(&deep).is_err(), "deeper than the parser's own limit");
+    c.send_raw(format!("{deep}\n").as_bytes()).await;
+    let r = c.recv().await;
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert_eq!(code(&r["error"]), "INVALID_REQUEST");
+    assert_eq!(r["id"], Value::Null);
+    let cap = r["error"]["data"]["maxNestingDepth"].as_u64().expect("the cap");
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&cap.to_string()) && !message.contains("not valid JSON"), "{message}");
+    c.send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 4, \"method\": [[[\n").await;
+    assert_eq!(c.recv().await["error"]["code"], -32700);
+    c.send(&describe()).await;
+    assert_eq!(c.recv().await["id"], "d");
+}
+
+// CP-8-1 (JSON-RPC 2.0 ids on one connection): a request whose id is the id of one still in flight is
+// refused with -32600 "id already in flight" without running, and its error is written after
+// the original's answer (as the MCP stdio layer does). Here the duplicate is a
+// `requests.cancel` of the request the original waits on: had it run, the wait would end
+// cancelled; it ends with the user's answer. (Before: both ran, the cancel won.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_id_in_flight_is_refused_after_the_originals_answer() {
+    let mut h = start().await;
+    let (mut c, _) = h.client("Pipeliner").await;
+    let id = c.ok("requests.create", choose_request()).await["requestId"].as_str().unwrap().to_owned();
+    h.expect_show(&id).await;
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "requests.wait", "params": {"requestId": id, "waitMs": 60000}}),
+    )
+    .await;
+    c.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "requests.cancel", "params": {"requestId": id}})).await;
+    // The same id as a batch entry is refused in the batch's own answer, without running.
+    c.send(&json!([{"jsonrpc": "2.0", "id": 5, "method": "requests.cancel", "params": {"requestId": id}},
+        {"jsonrpc": "2.0", "id": 8, "method": "runtime.describe"}]))
+        .await;
+    let batch = c.recv().await;
+    assert_eq!(batch[0]["id"], 5, "{batch}");
+    assert_eq!(batch[0]["error"]["code"], -32600, "{batch}");
+    assert_eq!(batch[1]["id"], 8, "{batch}");
+    // Every line before the batch was read: the duplicates met the original in flight.
+    assert_eq!(c.ok("requests.get", json!({"requestId": id})).await["state"], "awaiting_user");
+    h.engine.user_responded(&id, json!({"selectedId": "no"})).unwrap();
+    let first = c.recv().await;
+    assert_eq!(first["id"], 5, "{first}");
+    assert_eq!(first["result"]["state"], "completed", "the duplicate cancel ran: {first}");
+    let second = c.recv().await;
+    assert_eq!(second["id"], 5, "{second}");
+    assert_eq!(second["error"]["code"], -32600, "{second}");
+    assert_eq!(code(&second["error"]), "INVALID_REQUEST");
+    assert!(second["error"]["message"].as_str().unwrap().contains("id already in flight"), "{second}");
+    // Answered: the id is free again.
+    c.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "requests.get", "params": {"requestId": id}})).await;
+    let again = c.recv().await;
+    assert_eq!((again["id"].clone(), again["result"]["state"].clone()), (json!(5), json!("completed")), "{again}");
+}
+
 // Anything but a request object → -32600; a usable id is echoed, an unusable one becomes null.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn non_requests_are_invalid_requests() {
@@ -656,13 +725,22 @@ async fn revocation_drops_connections_and_cancels_requests() {
         "params": {"requestId": id, "waitMs": 60000}}))
         .await;
 
+    // A duplicate of the wait's id, held behind it.
+    a.send(&json!({"jsonrpc": "2.0", "id": 77, "method": "runtime.describe"})).await;
+    // Lines are read in order: once this is answered, the duplicate was read too.
+    a.send(&json!({"jsonrpc": "2.0", "id": 78, "method": "runtime.describe"})).await;
+    assert_eq!(a.recv().await["id"], 78);
+
     assert!(h.auth.revoke(&h.engine, &creds.client_id).unwrap());
-    // The connection says why it ends (old main only closed it: the CLI reported a retryable
-    // CONNECTION_FAILED).
+    // The pending wait gets an answer to its own id, UNAUTHENTICATED, then its duplicate's error,
+    // then the connection closes (old main only closed it: the CLI reported a retryable
+    // CONNECTION_FAILED; then it answered an id-null error: the wait was never answered).
     let r = a.recv().await;
-    assert_eq!(r["id"], Value::Null, "{r}");
+    assert_eq!(r["id"], 77, "{r}");
     assert_eq!(code(&r["error"]), "UNAUTHENTICATED", "{r}");
     assert_eq!(r["error"]["data"]["retryable"], false);
+    let dup = a.recv().await;
+    assert_eq!((dup["id"].clone(), dup["error"]["code"].clone()), (json!(77), json!(-32600)), "{dup}");
     a.expect_closed().await;
     loop {
         if let PresenterEvent::Hide { request_id, why } = h.next_event().await
@@ -680,6 +758,20 @@ async fn revocation_drops_connections_and_cancels_requests() {
     assert!(h.auth.clients().iter().all(|c| c.client_id != creds.client_id));
     assert!(!h.auth.revoke(&h.engine, &creds.client_id).unwrap(), "already gone");
     assert!(other.ok("characters.list", json!({})).await.is_object());
+}
+
+// CP-4-22: a connection with nothing in flight still learns why it ends: an id-null
+// UNAUTHENTICATED error, then the close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revocation_of_an_idle_connection_says_why() {
+    let mut h = start().await;
+    let (mut a, creds) = h.client("alice").await;
+    assert!(a.ok("characters.list", json!({})).await.is_object());
+    assert!(h.auth.revoke(&h.engine, &creds.client_id).unwrap());
+    let r = a.recv().await;
+    assert_eq!(r["id"], Value::Null, "{r}");
+    assert_eq!(code(&r["error"]), "UNAUTHENTICATED", "{r}");
+    a.expect_closed().await;
 }
 
 // ---------------------------------------------------------------------------------------------

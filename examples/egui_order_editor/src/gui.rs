@@ -16,7 +16,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// The form's fields: key (as `edit_field` takes it), label, whether it is a password.
+/// The form's fields: key (as `edit_field` takes it), label, whether it is a password (set with
+/// `set_payment_password` instead).
 const FIELDS: [(&str, &str, bool); 3] =
     [("recipient", "Recipient", false), ("amount", "Amount", false), ("payment_password", "Payment password", true)];
 
@@ -261,7 +262,13 @@ impl OrderEditorApp {
         let response = ui
             .add_sized([300.0, 22.0], egui::TextEdit::singleline(draft).password(password).id_salt(("field", id, key)));
         if let Some(commit) = field_step(draft, value, response.has_focus(), response.lost_focus(), rejected) {
-            let mut intent = Intent::call(format!("{id}__edit_field"), json!({ "field": key, "value": commit }));
+            // The password goes through its own action, whose parameter is sensitive: the
+            // journal masks it (`edit_field` refuses it).
+            let mut intent = if password {
+                Intent::call(format!("{id}__set_payment_password"), json!({ "password": commit }))
+            } else {
+                Intent::call(format!("{id}__edit_field"), json!({ "field": key, "value": commit }))
+            };
             intent.field = Some(k);
             intents.push(intent);
         }
@@ -626,10 +633,12 @@ mod tests {
     #[test]
     fn the_password_the_user_types_stays_in_the_app() {
         let mut app = order_editor();
-        app.user_call("w-A__edit_field", json!({"field": "payment_password", "value": "correct horse"})).expect_ok();
+        app.user_call("w-A__set_payment_password", json!({"password": "correct horse"})).expect_ok();
         let read = app.read_windows().to_string();
         assert!(!read.contains("correct horse") && read.contains("••••••"), "{read}");
         let typed = app.ui().window::<app::OrderEditor>("w-A").map(|e| e.form.payment_password.expose().clone());
         assert_eq!(typed.as_deref(), Some("correct horse"));
+        let journal = serde_json::to_string(&app.journal().entries()).unwrap();
+        assert!(!journal.contains("correct horse"), "the journal masks it: {journal}");
     }
 }

@@ -154,7 +154,7 @@ impl Model for PlainModel {
     }
     fn is_available(&self, id: &str, action: &str) -> bool {
         let placed = self.editors.iter().any(|(e, w)| e == id && w.placed);
-        self.is_operable(id) && !(placed && matches!(action, "edit_field" | "submit"))
+        self.is_operable(id) && !(placed && matches!(action, "edit_field" | "set_payment_password" | "submit"))
     }
     fn last_agent_call(&self) -> Option<&AgentCall> {
         None
@@ -175,6 +175,13 @@ impl Model for PlainModel {
                     .map_err(|e| Refused { message: e.clone(), field_error: Some(e) })?;
                 editor.1.revalidate();
                 format!("Set {}", text("field"))
+            }
+            "set_payment_password" => {
+                let editor = self.editors.iter_mut().find(|e| e.0 == id).ok_or_else(|| Self::refuse("no editor"))?;
+                editor.1.form.payment_password = bridge_runtime::Secret::new(text("password"));
+                editor.1.password_changes = editor.1.password_changes.saturating_add(1);
+                editor.1.revalidate();
+                "Payment password set".into()
             }
             "submit" => {
                 let editor = self.editors.iter().find(|e| e.0 == id).ok_or_else(|| Self::refuse("no editor"))?;

@@ -8,6 +8,7 @@
 use super::{Engine, forbidden, wire};
 use crate::companion::error::{CompanionError, ErrorCode};
 use crate::companion::model::ClientIdentity;
+use crate::companion::protocol::results::TransportLimits;
 use crate::companion::protocol::{Admit, CompanionMethod, Lane, Method, Route, method, route};
 use serde_json::Value;
 use std::future::Future;
@@ -19,7 +20,7 @@ pub(crate) enum Caller<'a> {
     /// chose (CP-1-5, CP-1-6).
     Host(&'a ClientIdentity),
     /// A socket connection, authenticated (`Some`) or not yet; `transport` is what
-    /// `runtime.describe` publishes of the connection's limits.
+    /// `runtime.describe` publishes of the connection's limits (every member present).
     Connection { identity: Option<&'a ClientIdentity>, transport: &'a TransportLimits },
 }
 
@@ -30,22 +31,6 @@ impl<'a> Caller<'a> {
             Caller::Connection { identity, .. } => identity,
         }
     }
-}
-
-/// The socket transport's limits as `runtime.describe` publishes them under `limits` (CP-5-13):
-/// sizes in bytes, times in ms.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TransportLimits {
-    pub(crate) max_message_bytes: u64,
-    pub(crate) max_unauthenticated_message_bytes: u64,
-    pub(crate) auth_timeout_ms: u64,
-    pub(crate) auth_deadline_ms: u64,
-    pub(crate) max_unauthenticated_connections: u64,
-    pub(crate) max_batch_length: u64,
-    pub(crate) max_connections: u64,
-    pub(crate) max_connections_per_client: u64,
-    pub(crate) max_in_flight_per_connection: u64,
-    pub(crate) pairing_timeout_ms: u64,
 }
 
 /// An admitted call, as a typed method of the engine receives it: who makes it, and for an

@@ -10,7 +10,7 @@ mod host;
 mod requests;
 
 pub use entry::EngineMethod;
-pub(crate) use entry::{Admitted, Caller, TransportLimits};
+pub(crate) use entry::{Admitted, Caller};
 
 use super::clock::Clock;
 use super::error::{CompanionError, ErrorCode};

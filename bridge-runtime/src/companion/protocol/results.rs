@@ -99,6 +99,20 @@ pub struct Limits {
     pub max_wait_ms: u64,
     /// Largest `timeoutMs` any capability allows.
     pub max_timeout_ms: u64,
+    /// The socket transport's limits: present over the socket, absent otherwise (host callers,
+    /// the MCP tools).
+    #[serde(flatten)]
+    pub transport: TransportLimits,
+}
+
+/// The socket transport's part of [`Limits`] (CP-5-13), published flat among the other limits;
+/// sizes in bytes, times in ms. Every member is present over the socket and absent (not
+/// published, no default) for callers inside the app and in an older runtime's answer. The one
+/// description of these limits: the socket server (Unix only) fills it from its `ServerConfig`,
+/// `runtime.describe` publishes it as is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TransportLimits {
     /// Largest message of an authenticated connection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u64")]
@@ -347,4 +361,31 @@ pub struct Session {
     pub label: String,
     /// The granted scopes.
     pub scopes: Vec<Scope>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Limits;
+    use serde_json::json;
+
+    // CP-5-13, CP-2-2: the transport's limits travel flat among the other limits, each one
+    // optional on its own: an answer without them (a host caller) or with only some (an older
+    // runtime) reads back member by member and is written back unchanged.
+    #[test]
+    fn transport_limits_travel_flat_and_each_may_be_absent() {
+        let base = json!({"maxActivePerClient": 1, "maxActiveTotal": 2, "maxRecords": 3, "maxCreatesPerMinute": 4,
+            "defaultWaitMs": 5, "maxWaitMs": 6, "maxTimeoutMs": 7});
+        let limits: Limits = serde_json::from_value(base.clone()).unwrap();
+        assert_eq!(limits.transport, Default::default());
+        assert_eq!(serde_json::to_value(&limits).unwrap(), base);
+
+        let mut older = base.clone();
+        older["maxMessageBytes"] = json!(1024);
+        older["pairingTimeoutMs"] = json!(60000);
+        let limits: Limits = serde_json::from_value(older.clone()).unwrap();
+        assert_eq!(limits.transport.max_message_bytes, Some(1024));
+        assert_eq!(limits.transport.pairing_timeout_ms, Some(60000));
+        assert_eq!(limits.transport.max_connections_per_client, None);
+        assert_eq!(serde_json::to_value(&limits).unwrap(), older);
+    }
 }

@@ -12,8 +12,9 @@
 //!
 //! **Framing.** One JSON-RPC message per line (`\n`, UTF-8). Single calls and batches (answered
 //! in order, in one array; an empty batch → one `-32600`; only notifications → no answer).
-//! Notifications are executed and never answered. Malformed JSON → `-32700` with `id: null`; a
-//! non-request → `-32600`; unknown method → `-32601`. A line longer than the limit
+//! Notifications are executed and never answered. Malformed JSON → `-32700` with `id: null`;
+//! valid JSON nested more than 127 levels deep → `-32600` with `id: null`, a message naming the
+//! cap and `error.data.maxNestingDepth`; a non-request → `-32600`; unknown method → `-32601`. A line longer than the limit
 //! (`limits.maxMessageBytes`, 1 MiB by default; `limits.maxUnauthenticatedMessageBytes`, 8 KiB,
 //! before authentication) is answered with `-32600` and the connection is closed, after at most
 //! that many bytes were buffered. None of this affects other connections or the server. The
@@ -33,7 +34,13 @@
 //! Calls on one connection run concurrently (up to
 //! [`ServerConfig::max_in_flight_per_connection`]), except `session.authenticate`,
 //! `pairing.request` and batches, which run in order before the next line is read. Responses to
-//! concurrent calls are written as they finish; match them by `id`.
+//! concurrent calls are written as they finish; match them by `id`. A request whose `id` is the
+//! `id` of one still in flight on the connection does not run: it gets `-32600` ("id already in
+//! flight"), written right after the original's answer (in a batch, in the batch's answer).
+//!
+//! **Revocation (CP-4-22).** When the client's key is revoked, every request in flight on its
+//! connections is answered `UNAUTHENTICATED` under its own `id` (a connection with nothing in
+//! flight gets one `UNAUTHENTICATED` error with `id: null`), then the connection closes.
 //!
 //! **Fair shares (CP-5-13).** Unauthenticated connections have their own cap below the total
 //! ([`ServerConfig::max_unauthenticated_connections`]) and a deadline to authenticate
@@ -55,10 +62,11 @@ pub use super::unix::{default_socket_path, ensure_private_dir};
 pub use socket::bind_private;
 
 use super::auth::Auth;
-use super::engine::{Engine, TransportLimits};
+use super::engine::Engine;
 use super::error::{CompanionError, ErrorCode};
 use super::jsonrpc;
 use super::protocol::SOCKET_METHODS;
+use super::protocol::results::TransportLimits;
 use serde_json::Value;
 use std::io;
 use std::path::Path;
@@ -118,6 +126,30 @@ pub struct ServerConfig {
     pub max_in_flight_per_connection: usize,
     /// Largest batch (`maxBatchLength`, default 64); longer → `-32600`.
     pub max_batch_len: usize,
+}
+
+impl ServerConfig {
+    /// What `runtime.describe` publishes of these limits over the socket, every member present
+    /// (CP-5-13): the shares as the server applies them (see
+    /// [`ServerConfig::max_unauthenticated_connections`],
+    /// [`ServerConfig::max_connections_per_client`]) and `pairing_timeout`, the time a
+    /// `pairing.request` waits for the user. The one place these limits are mapped to the wire.
+    pub(crate) fn transport_limits(&self, pairing_timeout: Duration) -> TransportLimits {
+        let ms = |d: Duration| Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let count = |n: usize| Some(u64::try_from(n).unwrap_or(u64::MAX));
+        TransportLimits {
+            max_message_bytes: count(self.max_message_bytes),
+            max_unauthenticated_message_bytes: count(self.max_unauthenticated_message_bytes),
+            auth_timeout_ms: ms(self.auth_timeout),
+            auth_deadline_ms: ms(self.auth_deadline),
+            max_unauthenticated_connections: count(unauthenticated_share(self)),
+            max_batch_length: count(self.max_batch_len),
+            max_connections: count(self.max_connections),
+            max_connections_per_client: count(per_client_share(self)),
+            max_in_flight_per_connection: count(self.max_in_flight_per_connection),
+            pairing_timeout_ms: ms(pairing_timeout),
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -185,7 +217,7 @@ impl Server {
     pub async fn serve(self, listener: UnixListener) {
         let shutdown = CancellationToken::new();
         let _guard = shutdown.clone().drop_guard();
-        let transport = transport_limits(&self.config, &self.auth);
+        let transport = self.config.transport_limits(self.auth.config().pairing_timeout);
         let shared = Arc::new(Shared {
             slots: Arc::new(Semaphore::new(self.config.max_connections)),
             unauthenticated: Arc::new(Semaphore::new(unauthenticated_share(&self.config))),
@@ -299,23 +331,5 @@ impl Drop for ClientSlot {
                 counts.remove(&self.client_id);
             }
         }
-    }
-}
-
-/// The transport's limits as `runtime.describe` publishes them.
-fn transport_limits(c: &ServerConfig, auth: &Auth) -> TransportLimits {
-    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
-    TransportLimits {
-        max_message_bytes: count(c.max_message_bytes),
-        max_unauthenticated_message_bytes: count(c.max_unauthenticated_message_bytes),
-        auth_timeout_ms: ms(c.auth_timeout),
-        auth_deadline_ms: ms(c.auth_deadline),
-        max_unauthenticated_connections: count(unauthenticated_share(c)),
-        max_batch_length: count(c.max_batch_len),
-        max_connections: count(c.max_connections),
-        max_connections_per_client: count(per_client_share(c)),
-        max_in_flight_per_connection: count(c.max_in_flight_per_connection),
-        pairing_timeout_ms: ms(auth.config().pairing_timeout),
     }
 }

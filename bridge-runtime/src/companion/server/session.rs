@@ -65,6 +65,137 @@ enum Next {
     Close,
 }
 
+/// The requests of one connection whose answers have not been written yet, in arrival order,
+/// by id: a request with the id of one of them is refused without running (`-32600`, "id
+/// already in flight"), and its error is written right after the original's answer, so the
+/// client reads the answers in the order it sent the requests. At most
+/// `max_in_flight_per_connection + 1` entries (the read loop waits for a slot before it reads
+/// on); duplicates are a count, not lines.
+#[derive(Default)]
+struct InFlight(std::sync::Mutex<Vec<Flight>>);
+
+struct Flight {
+    /// The id as compact JSON (`1` and `"1"` are different ids).
+    key: String,
+    id: Value,
+    /// Its answer has been handed to the writer; only held duplicate errors remain.
+    answered: bool,
+    /// Requests with this id refused while it was in flight whose errors are not written yet.
+    duplicates: usize,
+}
+
+impl InFlight {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Flight>> {
+        // Every change under this lock is one step: a panic cannot leave it half done.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records request `id`; `false` when a request with that id is in flight (the duplicate is
+    /// counted on it and must not run).
+    fn admit(&self, key: &str, id: &Value) -> bool {
+        let mut flights = self.lock();
+        if let Some(original) = flights.iter_mut().find(|f| f.key == key) {
+            original.duplicates = original.duplicates.saturating_add(1);
+            return false;
+        }
+        flights.push(Flight { key: key.to_owned(), id: id.clone(), answered: false, duplicates: 0 });
+        true
+    }
+
+    /// Marks `key` answered: `None` when the connection already answered it (revocation), else
+    /// whether duplicate errors are held on it. Without any, `key` is free again at once, before
+    /// its answer reaches the client.
+    fn claim(&self, key: &str) -> Option<bool> {
+        let mut flights = self.lock();
+        let i = flights.iter().position(|f| f.key == key && !f.answered)?;
+        if flights[i].duplicates == 0 {
+            flights.remove(i);
+            return Some(false);
+        }
+        flights[i].answered = true;
+        Some(true)
+    }
+
+    /// Takes one held duplicate error of answered `key`: `None` when none is left, else whether
+    /// more are held (after the last one `key` is free again).
+    fn take_duplicate(&self, key: &str) -> Option<bool> {
+        let mut flights = self.lock();
+        let i = flights.iter().position(|f| f.key == key && f.answered)?;
+        flights[i].duplicates = flights[i].duplicates.saturating_sub(1);
+        if flights[i].duplicates == 0 {
+            flights.remove(i);
+            return Some(false);
+        }
+        Some(true)
+    }
+
+    /// Everything not yet written, in arrival order, leaving nothing: `(id, answered,
+    /// duplicates)`.
+    fn drain(&self) -> Vec<(Value, bool, usize)> {
+        self.lock().drain(..).map(|f| (f.id, f.answered, f.duplicates)).collect()
+    }
+
+    /// Whether a request with `key` is in flight.
+    fn contains(&self, key: &str) -> bool {
+        self.lock().iter().any(|f| f.key == key)
+    }
+
+    /// Counts a duplicate on the request `key` in flight and returns `true`; `false` (nothing
+    /// recorded) when none is.
+    fn hold(&self, key: &str) -> bool {
+        match self.lock().iter_mut().find(|f| f.key == key) {
+            Some(original) => {
+                original.duplicates = original.duplicates.saturating_add(1);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The key of request id `id` in [`InFlight`].
+fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// The error of a request whose id is the id of one in flight on the same connection.
+fn duplicate_error(id: Value) -> Value {
+    jsonrpc::invalid_request(
+        id,
+        "Invalid Request: id already in flight on this connection; the first request with it was answered first",
+    )
+}
+
+/// Writes the answer of in-flight request `key` (`response`, `None` for a notification) and then
+/// the errors of the duplicates held on it. A slot in the writer's queue is taken before each
+/// step is recorded, so a task stopped at any await (revocation) leaves in [`InFlight`] exactly
+/// what was not written, for the connection to answer.
+async fn answer_in_flight(
+    tx: &mpsc::Sender<Vec<u8>>,
+    ids: &InFlight,
+    key: Option<&str>,
+    id: Value,
+    response: Option<Value>,
+) {
+    let Some(key) = key else {
+        if let Some(r) = response {
+            let _ = tx.send(line_of(&r)).await;
+        }
+        return;
+    };
+    let Ok(slot) = tx.reserve().await else { return };
+    let Some(mut more) = ids.claim(key) else { return };
+    if let Some(r) = response {
+        slot.send(line_of(&r));
+    }
+    while more {
+        let Ok(slot) = tx.reserve().await else { return };
+        let Some(m) = ids.take_duplicate(key) else { return };
+        slot.send(line_of(&duplicate_error(id.clone())));
+        more = m;
+    }
+}
+
 /// Serves one connection (`rd`/`wr`: its two halves) until the peer is done, the server stops
 /// (`kill`) or the session protocol closes it.
 pub(super) async fn connection<R, W>(
@@ -105,6 +236,7 @@ pub(super) async fn connection<R, W>(
     };
     let revoked = session.revoked.clone();
     let in_flight = Arc::new(Semaphore::new(shared.config.max_in_flight_per_connection.max(1)));
+    let ids = Arc::new(InFlight::default());
     let mut tasks = JoinSet::new();
     let mut buf = Vec::new();
     tracing::debug!(conn_id, "companion: connection opened");
@@ -157,7 +289,7 @@ pub(super) async fn connection<R, W>(
         let next = tokio::select! {
             _ = kill.cancelled() => break,
             _ = revoked.cancelled() => break,
-            n = handle(&shared, &mut session, &bytes, &tx, &in_flight, &mut tasks) => n,
+            n = handle(&shared, &mut session, &bytes, &tx, (&in_flight, &ids), &mut tasks) => n,
         };
         if let Next::Close = next {
             break;
@@ -170,11 +302,26 @@ pub(super) async fn connection<R, W>(
         return;
     }
     if revoked.is_cancelled() {
-        // Calls in flight get no answer; the client learns why the connection ends (a
-        // connection-level error, `id: null`), not merely that it broke.
+        // Every request in flight gets an answer to its own id, `UNAUTHENTICATED` (CP-4-22,
+        // CP-6-20), in the order they arrived, each followed by the errors of the duplicates
+        // held on it; with none in flight the client still learns why the connection ends (a
+        // connection-level error, `id: null`), not merely that it broke. The calls are stopped
+        // first, so nothing is answered twice.
         tasks.abort_all();
-        let err = CompanionError::new(ErrorCode::Unauthenticated, "The client's key was revoked");
-        let _ = tx.send(line_of(&jsonrpc::failure(Value::Null, err.to_jsonrpc()))).await;
+        while tasks.join_next().await.is_some() {}
+        let revoked = || CompanionError::new(ErrorCode::Unauthenticated, "The client's key was revoked").to_jsonrpc();
+        let open = ids.drain();
+        if open.is_empty() {
+            let _ = tx.send(line_of(&jsonrpc::failure(Value::Null, revoked()))).await;
+        }
+        for (id, answered, duplicates) in open {
+            if !answered {
+                let _ = tx.send(line_of(&jsonrpc::failure(id.clone(), revoked()))).await;
+            }
+            for _ in 0..duplicates {
+                let _ = tx.send(line_of(&duplicate_error(id.clone()))).await;
+            }
+        }
         drop(tx);
         let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
         tracing::debug!(conn_id, "companion: connection closed: key revoked");
@@ -195,7 +342,7 @@ async fn handle(
     session: &mut Session,
     bytes: &[u8],
     tx: &mpsc::Sender<Vec<u8>>,
-    in_flight: &Arc<Semaphore>,
+    (in_flight, ids): (&Arc<Semaphore>, &Arc<InFlight>),
     tasks: &mut JoinSet<()>,
 ) -> Next {
     match jsonrpc::parse(bytes, shared.config.max_batch_len) {
@@ -208,6 +355,8 @@ async fn handle(
             Next::Continue
         }
         Ok(Incoming::One(Entry::Call(call))) => match route(&call.method) {
+            // An id in flight: refused without running; its error follows the original's answer.
+            _ if call.id.as_ref().is_some_and(|id| ids.hold(&id_key(id))) => Next::Continue,
             Some(Route { method, lane: Lane::Connection }) => {
                 let (response, next) = session_call(shared, session, method, call).await;
                 if let Some(r) = response {
@@ -216,15 +365,22 @@ async fn handle(
                 next
             }
             route => {
+                // Recorded before it waits for a slot, so a revocation meanwhile answers it too.
+                let key = call.id.as_ref().map(id_key);
+                if let (Some(key), Some(id)) = (&key, &call.id)
+                    && !ids.admit(key, id)
+                {
+                    return Next::Continue;
+                }
                 let Ok(permit) = in_flight.clone().acquire_owned().await else { return Next::Close };
                 let shared = shared.clone();
                 let identity = session.identity.clone();
-                let tx = tx.clone();
+                let (tx, ids) = (tx.clone(), ids.clone());
                 tasks.spawn(async move {
                     let _permit = permit;
-                    if let Some(r) = call_response(&shared, identity.as_deref(), route, call).await {
-                        let _ = tx.send(line_of(&r)).await;
-                    }
+                    let id = call.id.clone().unwrap_or(Value::Null);
+                    let response = call_response(&shared, identity.as_deref(), route, call).await;
+                    answer_in_flight(&tx, &ids, key.as_deref(), id, response).await;
                 });
                 Next::Continue
             }
@@ -241,6 +397,9 @@ async fn handle(
                 }
                 let response = match entry {
                     Entry::Invalid(r) => Some(r),
+                    // A batch is answered as one line: a call whose id is in flight is refused in
+                    // it without running (its error cannot wait for the original's answer).
+                    Entry::Call(Call { id: Some(id), .. }) if ids.contains(&id_key(&id)) => Some(duplicate_error(id)),
                     Entry::Call(call) => match route(&call.method) {
                         Some(Route { method, lane: Lane::Connection }) => {
                             let (r, n) = session_call(shared, session, method, call).await;
@@ -526,6 +685,36 @@ mod tests {
         fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
             Err(serde::ser::Error::custom("a value beyond JSON"))
         }
+    }
+
+    // CP-8-1: the in-flight ids of a connection. A duplicate is counted on its original and
+    // never recorded itself; an answered request with no duplicate frees its id at once (before
+    // the client can read the answer and reuse the id); held duplicates are taken one by one,
+    // and the last one frees the id; a revocation drains what was not written, in order.
+    #[test]
+    fn in_flight_ids_hold_duplicates_behind_their_original() {
+        let ids = InFlight::default();
+        let (one, two) = (serde_json::json!(1), serde_json::json!("1"));
+        let (k1, k2) = (id_key(&one), id_key(&two));
+        assert_ne!(k1, k2, "1 and \"1\" are different ids");
+        assert!(!ids.hold(&k1), "nothing in flight yet");
+        assert!(ids.admit(&k1, &one));
+        assert!(ids.admit(&k2, &two));
+        assert!(ids.hold(&k1) && ids.hold(&k1));
+        assert!(!ids.admit(&k1, &one), "a duplicate");
+        assert_eq!(ids.claim(&k2), Some(false));
+        assert!(!ids.contains(&k2), "answered without duplicates: free at once");
+        assert_eq!(ids.claim(&k1), Some(true));
+        assert_eq!(ids.claim(&k1), None, "answered once only");
+        assert_eq!((ids.take_duplicate(&k1), ids.take_duplicate(&k1)), (Some(true), Some(true)));
+        assert_eq!(ids.take_duplicate(&k1), Some(false));
+        assert_eq!(ids.take_duplicate(&k1), None);
+        assert!(!ids.contains(&k1));
+
+        assert!(ids.admit(&k1, &one) && ids.admit(&k2, &two) && ids.hold(&k2));
+        assert_eq!(ids.drain(), vec![(one.clone(), false, 0), (two, false, 1)]);
+        assert_eq!(ids.claim(&k1), None, "drained: the connection answers it");
+        assert!(ids.drain().is_empty());
     }
 
     // CP-6-16, CP-4-20: the connection's own methods change state before they answer (a
