@@ -137,7 +137,7 @@ impl OrderEditor {
         {
             return Err(ActionError::field(
                 "field",
-                "The payment password is secret: set it with set_payment_password, whose value is never recorded",
+                "The payment password is the user's to enter, in the app",
             ));
         }
         if value.chars().count() > MAX_FIELD_CHARS {
@@ -149,8 +149,9 @@ impl OrderEditor {
         Ok(())
     }
 
-    /// Set the payment password (kept secret).
-    #[bridge_action(title = "Set password", available = editable)]
+    /// Set the payment password (kept secret). The user's alone: never a tool, so an agent can
+    /// neither see nor set it; the app's password field calls it as the user.
+    #[bridge_action(title = "Set password", available = editable, user_only)]
     pub fn set_payment_password(
         &mut self,
         #[bridge(sensitive)] password: String,

@@ -58,8 +58,11 @@ fn a_sensitive_argument_never_reaches_a_trace_level_log() {
     send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "w-A__set_payment_password", "arguments": {"password": CANARY}}}));
+    // The user's alone (user_only): refused to an agent, but the request line went through the
+    // transport and the dispatcher's logs all the same.
     let set = answer(2);
-    assert_eq!(set["result"]["isError"], false, "{set}");
+    assert_eq!(set["result"]["isError"], true, "{set}");
+    assert_eq!(set["result"]["structuredContent"]["error"], "action_not_available", "{set}");
     // A line rmcp cannot parse is logged too.
     send(serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": 5, "x": CANARY}));
     send(

@@ -53,12 +53,12 @@ fn the_password_is_masked_in_every_read() {
     assert!(text.contains("••••••") && !text.contains("hunter2"), "{text}");
 }
 
-// GB-4.5-2, GB-7.1-2: the payment password changes only through `set_payment_password`, whose
-// parameter is sensitive, so the journal never holds it in clear; `edit_field` refuses the
-// secret field (by label or key, any case) with a coded error naming that action and changes
-// nothing; every change bumps the window's version, so an agent that read the old version gets
-// stale_state. (Before: `edit_field` set it, the journal recorded it in clear, and the version
-// stayed, so other agents got no stale_state.)
+// GB-4.5-2, GB-7.1-2: the payment password changes only through `set_payment_password`, a
+// `user_only` action whose parameter is sensitive: never a tool, refused to an agent, run on the
+// user's path; the journal never holds the password in clear; `edit_field` refuses the secret
+// field (by label or key, any case) with a coded error and changes nothing; every change bumps
+// the window's version, so an agent that read the old version gets stale_state. (Before:
+// `edit_field` set it, the journal recorded it in clear, and the version stayed.)
 #[test]
 fn the_payment_password_changes_only_through_its_sensitive_action() {
     const NEW: &str = "correct-horse-battery-9";
@@ -67,7 +67,7 @@ fn the_payment_password_changes_only_through_its_sensitive_action() {
     for field in ["Payment password", "payment_password", "PAYMENT PASSWORD"] {
         let e = app.call("w-A__edit_field", json!({"field": field, "value": "typed-by-mistake", "expectedVersion": v}));
         let text = e.structured().to_string();
-        assert!(text.contains("set_payment_password"), "{text}");
+        assert!(text.contains("the user's to enter"), "{text}");
         e.expect_err(ErrorCode::ValidationFailed);
     }
     assert_eq!(app.version("w-A"), v, "a refused edit changes nothing");
@@ -75,22 +75,21 @@ fn the_payment_password_changes_only_through_its_sensitive_action() {
         app.ui().window::<OrderEditor>("w-A").map(|e| e.form.payment_password.expose().clone()).unwrap()
     };
     assert_eq!(password(&mut app), "hunter2-s3cret");
+    assert!(!app.tool_names().iter().any(|n| n.contains("password")), "never a tool");
+    app.call("w-A__set_payment_password", json!({"password": NEW, "expectedVersion": v}))
+        .expect_err(ErrorCode::ActionNotAvailable);
+    assert_eq!(password(&mut app), "hunter2-s3cret", "an agent cannot set it");
 
-    app.call("w-A__set_payment_password", json!({"password": NEW, "expectedVersion": v})).expect_ok();
+    app.user_call("w-A__set_payment_password", json!({"password": NEW})).expect_ok();
     assert_eq!(password(&mut app), NEW);
     assert_eq!(app.version("w-A"), v + 1, "a new password is a change other agents must see");
-    // Another agent that read version v: stale_state, through either action.
+    // An agent that read version v: stale_state.
     let e = app.call("w-A__edit_field", json!({"field": "amount", "value": "$5", "expectedVersion": v}));
     assert_eq!(e.structured()["currentVersion"], v + 1);
     e.expect_err(ErrorCode::StaleState);
-    app.call("w-A__set_payment_password", json!({"password": "other", "expectedVersion": v}))
-        .expect_err(ErrorCode::StaleState);
-    assert_eq!(password(&mut app), NEW);
     // Setting the same password again is a change too (no oracle for the current one).
-    app.call("w-A__set_payment_password", json!({"password": NEW, "expectedVersion": v + 1})).expect_ok();
-    assert_eq!(app.version("w-A"), v + 2);
-    // The user's own change through the GUI's path is masked too.
     app.user_call("w-A__set_payment_password", json!({"password": NEW})).expect_ok();
+    assert_eq!(app.version("w-A"), v + 2);
 
     let journal = serde_json::to_string(&app.journal().entries()).unwrap();
     assert!(!journal.contains(NEW) && !journal.contains("hunter2"), "{journal}");

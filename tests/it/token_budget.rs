@@ -20,7 +20,7 @@ struct Budget {
 }
 
 /// The one place the pins live.
-const BUDGET: Budget = Budget { tools_list: 1_731, windows: 424 };
+const BUDGET: Budget = Budget { tools_list: 1_566, windows: 424 };
 
 fn examples_dir() -> std::path::PathBuf {
     if let Some(dir) = std::env::var_os("BRIDGE_EXAMPLES_DIR") {
