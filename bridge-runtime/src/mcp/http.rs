@@ -355,9 +355,11 @@ fn router(
         result_meta: Arc::new(super::apps::server_info_meta(server.bridge().identity())),
     };
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
-    // `route_layer`: only requests routed to `/mcp` pass the layer, not an app's fallback.
+    // `route_service`: `/mcp` exactly (any query string), no path below it; every other path
+    // is the router's 404 (or an app's fallback). `route_layer`: only requests routed to `/mcp`
+    // pass the layer.
     let router = axum::Router::new()
-        .nest_service("/mcp", service)
+        .route_service("/mcp", service)
         .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire));
     Ok((router, token_file))
 }
