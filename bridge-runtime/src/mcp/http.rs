@@ -352,7 +352,8 @@ fn router(
         max_body_bytes: config.max_request_body_bytes,
         body_timeout: options.body_timeout,
         listens: strict::Listens::new(options.max_listen_streams),
-        result_meta: Arc::new(super::apps::server_info_meta(server.bridge().identity())),
+        bridge: server.bridge().clone(),
+        in_flight: strict::InFlight::default(),
     };
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     // `route_service`: `/mcp` exactly (any query string), no path below it; every other path

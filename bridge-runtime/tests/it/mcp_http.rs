@@ -668,3 +668,34 @@ async fn too_deep_json_is_answered_as_on_stdio() {
     assert!(r.body.is_empty(), "HTTP {} {}", r.status, r.text());
     assert_eq!(r.status, 400);
 }
+
+// Unparseable JSON is a parse error however deep it goes before it breaks: a `tools/call` whose
+// arguments open 2,000,000 arrays and never close them gets -32700 with id null (HTTP 400), as a
+// body that is not JSON does; a well-formed body nested too deep keeps `validation_failed`
+// naming the cap (above). The same line on stdio gets the same parse error. (Before: the
+// unterminated body was answered `validation_failed`.)
+#[tokio::test]
+async fn an_unterminated_deep_body_is_a_parse_error() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    let mut stdio = Stdio::start(&bridge).await;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"w-1__set_recipient","arguments":{{"tree":{}"#,
+        "[".repeat(2_000_000)
+    );
+    let r = post(&url, "tools/call", &[("Mcp-Name", "w-1__set_recipient")], body.as_bytes()).await;
+    let message = assert_jsonrpc_error(&r, 400, -32700, Value::Null);
+    assert!(message.starts_with("Parse error"), "{message}");
+    // Well-formed up to a point, then broken deep inside: the same.
+    let broken = format!(
+        r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{{"name":"w-1__set_recipient","arguments":{{"tree":{}1,]{}}}}}}}"#,
+        "[".repeat(300),
+        "]".repeat(299)
+    );
+    let r = post(&url, "tools/call", &[("Mcp-Name", "w-1__set_recipient")], broken.as_bytes()).await;
+    assert_jsonrpc_error(&r, 400, -32700, Value::Null);
+    stdio.send(broken.as_bytes()).await;
+    let on_stdio = stdio.answer().await;
+    assert_eq!(on_stdio["id"], Value::Null, "{on_stdio}");
+    assert_eq!(on_stdio["error"]["code"], -32700, "{on_stdio}");
+}
