@@ -59,8 +59,10 @@ pub struct HttpOptions {
     /// default). The server's own origin is always trusted: `http://HOST:PORT` where `PORT` is
     /// the bound port (for [`http_router`] mounted in an app's own server: the port of the
     /// request's `Host` header) and `HOST` is `localhost`, `127.0.0.1`, `[::1]` or the bound
-    /// address. A request with any other `Origin` (a page on another `localhost` port,
-    /// `null`, a malformed value) gets HTTP 403 before its body is read; a request without
+    /// address. An `Origin` header must be an origin's exact serialization (`scheme://host[:port]`,
+    /// nothing after it, not even `/`). A request with any other `Origin` (a page on another
+    /// `localhost` port, `null`, a malformed value, a trailing slash) gets HTTP 403 before its body
+    /// is read; a request without
     /// `Origin` (SDKs and CLIs send none) passes.
     pub trusted_origins: Vec<String>,
     /// Most legacy (2025-11-25 and older, `Mcp-Session-Id`) sessions alive at once, default
@@ -292,9 +294,12 @@ impl HttpOptions {
 /// with a [`LocalSessionManager`] bounded by [`HttpOptions::max_sessions`]). Mount it in an
 /// app's own server, or use [`serve_http`].
 ///
+/// Only the path `/mcp` itself is served (any query string allowed); every other path, `/mcp/…`
+/// included, is the router's 404 (or the fallback of the app that mounts it).
+///
 /// Every request to `/mcp` is checked in this order, before its body is read: `Host` (loopback
 /// names unless [`HttpOptions::allow_non_loopback`]), `Origin` (absent, or the server's own, or
-/// one of [`HttpOptions::trusted_origins`]), the access token (`Authorization: Bearer`, see
+/// one of [`HttpOptions::trusted_origins`]), the access token (one `Authorization: Bearer`, see
 /// [`HttpOptions::token`]), then the connection cap ([`serve_http_on_with`] only). Such a
 /// rejection is an HTTP status with no body and closes the connection: 403 for `Host` or
 /// `Origin`, 401 with `WWW-Authenticate: Bearer realm="bridge"` for the token (no OAuth
