@@ -699,3 +699,26 @@ async fn an_unterminated_deep_body_is_a_parse_error() {
     assert_eq!(on_stdio["id"], Value::Null, "{on_stdio}");
     assert_eq!(on_stdio["error"]["code"], -32700, "{on_stdio}");
 }
+
+// 2026-07-28 over HTTP as over stdio: `server/discover` without the request `_meta` its spec
+// requires (no params, or `params: {}`) gets -32602 naming the missing keys, never a
+// method-not-found; with it, it is served.
+#[tokio::test]
+async fn server_discover_without_meta_is_told_what_is_missing() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    for (id, body) in [
+        (1, json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"})),
+        (2, json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {}})),
+    ] {
+        let r = post(&url, "server/discover", &[], body.to_string().as_bytes()).await;
+        assert_eq!(r.json()["id"], id, "{}", r.text());
+        assert_eq!(r.json()["error"]["code"], -32602, "{}", r.text());
+        let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("io.modelcontextprotocol/protocolVersion"), "{message}");
+        assert!(message.contains("io.modelcontextprotocol/clientCapabilities"), "{message}");
+    }
+    let discover = json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {"_meta": modern_meta()}});
+    let r = post(&url, "server/discover", &[], discover.to_string().as_bytes()).await;
+    assert!(r.json()["result"]["supportedVersions"].is_array(), "{}", r.text());
+}
