@@ -78,8 +78,9 @@ pub(crate) enum Inbound {
     Reply { id: RequestId, error: ErrorData },
     /// A `tools/call` too deeply nested for the transport: answered with this GB tool error
     /// (in the dispatcher's shape, see `server::refused_call_result`). `tool`: the tool it
-    /// names; `version`: the protocol version its `params._meta` names, when readable.
-    RefuseCall { id: RequestId, error: ToolError, tool: Option<String>, version: Option<String> },
+    /// names; `version`: the protocol version its `params._meta` names, and `ui`: whether the
+    /// client capabilities there declare MCP Apps, when readable.
+    RefuseCall { id: RequestId, error: ToolError, tool: Option<String>, version: Option<String>, ui: Option<bool> },
     /// Input with no usable id (not JSON, an invalid request without id): answered with this
     /// error and a `null` id, if the storm guard lets it.
     Unidentified(ErrorData),
@@ -90,8 +91,9 @@ pub(crate) enum Inbound {
 /// What a message rmcp accepts is, for the pre-layer's lifecycle and request order.
 #[derive(Debug)]
 pub(crate) enum Message {
-    /// `initialize`: starts the 2025-11-25 lifecycle, once per connection.
-    Initialize(RequestId),
+    /// `initialize`: starts the 2025-11-25 lifecycle, once per connection; `ui`: its client
+    /// capabilities declare MCP Apps.
+    Initialize { id: RequestId, ui: bool },
     /// `ping` or `server/discover`: allowed before the lifecycle starts, in no order.
     Unordered,
     /// Any other request. `ordered`: it reads or changes state and takes a ticket
@@ -120,6 +122,9 @@ const INLINE_META_PREFIX: &str = "io.modelcontextprotocol/";
 /// The request `_meta` key of the request's protocol version.
 const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
 
+/// The request `_meta` key of the client's capabilities.
+const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
+
 /// Whether a request naming protocol version `version` (its own, else its session's) gets
 /// results of the 2026-07-28 revision (`resultType`), as rmcp decides it.
 pub(crate) fn is_modern(version: &str) -> bool {
@@ -131,7 +136,10 @@ fn message(message: ClientJsonRpcMessage) -> Message {
     match message {
         ClientJsonRpcMessage::Request(request) => {
             let ordered = match &request.request {
-                ClientRequest::InitializeRequest(_) => return Message::Initialize(request.id),
+                ClientRequest::InitializeRequest(init) => {
+                    let ui = super::apps::capabilities_support_ui(Some(&init.params.capabilities));
+                    return Message::Initialize { id: request.id, ui };
+                }
                 ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => return Message::Unordered,
                 ClientRequest::CallToolRequest(_)
                 | ClientRequest::ListToolsRequest(_)
@@ -537,11 +545,14 @@ fn too_deep(line: &[u8]) -> Inbound {
                 )],
             );
             let tool = top.param("name").and_then(|raw| serde_json::from_slice::<String>(raw).ok());
-            let version = top.param("_meta").and_then(|raw| {
-                let meta = serde_json::from_slice::<Value>(raw).ok()?;
-                meta.get(PROTOCOL_VERSION_META).and_then(Value::as_str).map(str::to_owned)
+            let meta = top.param("_meta").and_then(|raw| serde_json::from_slice::<Value>(raw).ok());
+            let version =
+                meta.as_ref().and_then(|m| m.get(PROTOCOL_VERSION_META)).and_then(Value::as_str).map(str::to_owned);
+            let ui = meta.as_ref().and_then(|m| m.get(CLIENT_CAPABILITIES_META)).map(|caps| {
+                let caps = serde_json::from_value::<rmcp::model::ClientCapabilities>(caps.clone()).ok();
+                super::apps::capabilities_support_ui(caps.as_ref())
             });
-            Inbound::RefuseCall { id, error, tool, version }
+            Inbound::RefuseCall { id, error, tool, version, ui }
         }
         Some(_) => Inbound::Reply {
             id,
@@ -742,7 +753,8 @@ mod tests {
     #[test]
     fn a_too_deep_call_names_its_argument_and_the_cap() {
         let line = call(&format!(r#"{{"ok":1,"tree":{}}}"#, deep(MAX_ARGUMENT_NESTING + 1)));
-        let Inbound::RefuseCall { id, error, tool, version } = classify(line.as_bytes()) else { panic!("{line}") };
+        let Inbound::RefuseCall { id, error, tool, version, ui } = classify(line.as_bytes()) else { panic!("{line}") };
+        assert_eq!(ui, None);
         assert_eq!(id, RequestId::Number(3));
         assert_eq!(tool.as_deref(), Some("w-A__focus"));
         assert_eq!(version, None);

@@ -217,11 +217,13 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 }
             }
             Inbound::Reply { id, error } => error_line(Some(&id), &error),
-            Inbound::RefuseCall { id, error, tool, version } => {
+            Inbound::RefuseCall { id, error, tool, version, ui } => {
                 guard.valid();
-                // The era of the request's own `_meta`, else of the connection (rmcp's rule).
+                // The era and capabilities of the request's own `_meta`, else of the connection
+                // (rmcp's rule).
                 let modern = version.as_deref().map_or(lifecycle.modern, super::inbound::is_modern);
-                let result = refused_call_result(&bridge, tool.as_deref(), error, modern);
+                let ui = ui.unwrap_or(lifecycle.ui);
+                let result = refused_call_result(&bridge, tool.as_deref(), error, modern, ui);
                 match take_turn(&order, &id, result_line(&id, &result)) {
                     Some(answer) => answer,
                     None => continue,
@@ -261,6 +263,8 @@ struct Lifecycle {
     /// The session started with inline 2026-07-28 `_meta` (not `initialize`): results carry
     /// `resultType`.
     modern: bool,
+    /// The `initialize` declared the MCP Apps extension.
+    ui: bool,
 }
 
 /// Why a valid message is not forwarded.
@@ -294,15 +298,16 @@ enum Refusal {
 /// duplicate id is refused with `-32600` once the original is answered; beyond the cap, busy.
 fn admit(message: &Message, lifecycle: &mut Lifecycle, order: &CallOrder) -> Result<(), Refusal> {
     match message {
-        Message::Initialize(id) if lifecycle.started => Err(Refusal::InTurn(
+        Message::Initialize { id, .. } if lifecycle.started => Err(Refusal::InTurn(
             id.clone(),
             error_line(
                 Some(id),
                 &ErrorData::invalid_request("Invalid Request: this connection is already initialized", None),
             ),
         )),
-        Message::Initialize(id) => {
+        Message::Initialize { id, ui } => {
             lifecycle.started = true;
+            lifecycle.ui = *ui;
             // Busy cannot be: nothing is queued before the session starts but requests rmcp
             // answers at once.
             let _ = order.admit_done(id);

@@ -459,3 +459,27 @@ async fn http_a_duplicate_id_in_a_legacy_session_never_runs() {
     let (_, _, answers) = http_post(addr, Some(&session), &call(7, "g__mark", json!({"mark": "x"}))).await;
     assert_eq!(answers[0]["result"]["isError"], json!(false), "{answers:?}");
 }
+
+// For a client with the MCP Apps extension, the dispatcher's tool results carry the window's
+// state (`bridge/window`, `bridge/windowTools`); the pre-layer's refusal of a too-deep call does
+// too, so a view following the window misses nothing (MA-5).
+#[tokio::test]
+async fn a_too_deep_calls_refusal_carries_the_window_state_for_an_apps_client() {
+    let mut client = Client::start();
+    client
+        .write(&[json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "clientInfo": {"name": "t", "version": "0"},
+            "capabilities": {"extensions": {"io.modelcontextprotocol/ui": {}}}}})])
+        .await;
+    assert_eq!(client.answer().await["id"], json!("init"));
+    client.write(&[json!({"jsonrpc": "2.0", "method": "notifications/initialized"})]).await;
+    client.write(&[call(1, "g__mark", json!({"mark": 5}))]).await;
+    let normal = client.answer().await;
+    client.write_lines(&[deep_call(2, "g__mark", 200)]).await;
+    let refusal = client.answer().await;
+    assert_eq!(refusal["id"], json!(2), "{refusal}");
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert!(normal["result"]["_meta"]["bridge/window"].is_object(), "{normal}");
+    assert_eq!(keys(&refusal["result"]["_meta"]), keys(&normal["result"]["_meta"]), "{refusal}\n{normal}");
+    assert_eq!(refusal["result"]["_meta"]["bridge/window"], normal["result"]["_meta"]["bridge/window"]);
+}

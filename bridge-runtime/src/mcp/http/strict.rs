@@ -362,10 +362,12 @@ fn unparseable(strict: &Strict, headers: &HeaderMap, bytes: &[u8]) -> Option<Res
         Inbound::Unidentified(error) => {
             (StatusCode::BAD_REQUEST, serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error}))
         }
-        Inbound::RefuseCall { id, error, tool, version } => {
+        Inbound::RefuseCall { id, error, tool, version, ui } => {
             // The request's own era, else its session's: a legacy session has an id header.
+            // Its own capabilities (a legacy session's, declared at its `initialize`, are not
+            // kept here: without them, no window state).
             let modern = version.as_deref().map_or(!headers.contains_key("mcp-session-id"), is_modern);
-            let result = refused_call_result(&strict.bridge, tool.as_deref(), error, modern);
+            let result = refused_call_result(&strict.bridge, tool.as_deref(), error, modern, ui.unwrap_or(false));
             (StatusCode::OK, serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}))
         }
     };
