@@ -56,6 +56,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_listening(proc: subprocess.Popen, port: int) -> None:
+    """Waits until `proc` (stderr piped) accepts connections on 127.0.0.1:`port`; raises when it
+    exits first or does not listen within 20 s (then it is killed)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {proc.stderr.read().decode(errors='replace')}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("server did not start listening")
+
+
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
@@ -71,18 +87,7 @@ def http_server():
         stderr=subprocess.PIPE,
         env={**os.environ, "BRIDGE_MCP_TOKEN": HTTP_TOKEN},
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {proc.stderr.read().decode(errors='replace')}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            time.sleep(0.05)
-    else:
-        proc.kill()
-        raise RuntimeError("server did not start listening")
+    wait_listening(proc, port)
     yield f"http://127.0.0.1:{port}/mcp"
     proc.terminate()
     try:

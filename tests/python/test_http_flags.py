@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -16,27 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HTTP_TOKEN, example_bin, free_port, zoo_bin
+from conftest import HTTP_TOKEN, example_bin, free_port, wait_listening, zoo_bin
 
 
 def start(argv: list[str], env: dict) -> subprocess.Popen:
     """Starts `argv` with stderr piped, stdout and stdin closed."""
     return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, env=env)
-
-
-def wait_listening(proc: subprocess.Popen, port: int) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {proc.stderr.read().decode(errors='replace')}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server did not start listening")
 
 
 def initialize(url: str, token: str) -> tuple[int, dict]:

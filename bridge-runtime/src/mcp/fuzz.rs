@@ -123,8 +123,9 @@ fn check(line: &[u8], inbound: Inbound, oversized: bool, report: &mut PrelayerRe
             well_formed(&super::stdio::error_line(Some(&id), &error), true);
             report.replies += 1;
         }
-        Inbound::RefuseCall { id, error } => {
+        Inbound::RefuseCall { id, error, .. } => {
             assert!(!unanswerable, "a notification or response answered");
+            assert!(super::inbound::check_syntax(trimmed).is_ok(), "a line that is not JSON refused as a deep call");
             assert_eq!(error.code, GbCode::ValidationFailed);
             assert_eq!(error.fields.as_ref().map(Vec::len), Some(1), "names one field");
             let result = super::mapping::to_call_tool_result(&Err(error));

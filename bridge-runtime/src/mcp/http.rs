@@ -59,8 +59,10 @@ pub struct HttpOptions {
     /// default). The server's own origin is always trusted: `http://HOST:PORT` where `PORT` is
     /// the bound port (for [`http_router`] mounted in an app's own server: the port of the
     /// request's `Host` header) and `HOST` is `localhost`, `127.0.0.1`, `[::1]` or the bound
-    /// address. A request with any other `Origin` (a page on another `localhost` port,
-    /// `null`, a malformed value) gets HTTP 403 before its body is read; a request without
+    /// address. An `Origin` header must be an origin's exact serialization (`scheme://host[:port]`,
+    /// nothing after it, not even `/`). A request with any other `Origin` (a page on another
+    /// `localhost` port, `null`, a malformed value, a trailing slash) gets HTTP 403 before its body
+    /// is read; a request without
     /// `Origin` (SDKs and CLIs send none) passes.
     pub trusted_origins: Vec<String>,
     /// Most legacy (2025-11-25 and older, `Mcp-Session-Id`) sessions alive at once, default
@@ -292,9 +294,12 @@ impl HttpOptions {
 /// with a [`LocalSessionManager`] bounded by [`HttpOptions::max_sessions`]). Mount it in an
 /// app's own server, or use [`serve_http`].
 ///
+/// Only the path `/mcp` itself is served (any query string allowed); every other path, `/mcp/…`
+/// included, is the router's 404 (or the fallback of the app that mounts it).
+///
 /// Every request to `/mcp` is checked in this order, before its body is read: `Host` (loopback
 /// names unless [`HttpOptions::allow_non_loopback`]), `Origin` (absent, or the server's own, or
-/// one of [`HttpOptions::trusted_origins`]), the access token (`Authorization: Bearer`, see
+/// one of [`HttpOptions::trusted_origins`]), the access token (one `Authorization: Bearer`, see
 /// [`HttpOptions::token`]), then the connection cap ([`serve_http_on_with`] only). Such a
 /// rejection is an HTTP status with no body and closes the connection: 403 for `Host` or
 /// `Origin`, 401 with `WWW-Authenticate: Bearer realm="bridge"` for the token (no OAuth
@@ -352,12 +357,15 @@ fn router(
         max_body_bytes: config.max_request_body_bytes,
         body_timeout: options.body_timeout,
         listens: strict::Listens::new(options.max_listen_streams),
-        result_meta: Arc::new(super::apps::server_info_meta(server.bridge().identity())),
+        bridge: server.bridge().clone(),
+        in_flight: strict::InFlight::default(),
     };
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
-    // `route_layer`: only requests routed to `/mcp` pass the layer, not an app's fallback.
+    // `route_service`: `/mcp` exactly (any query string), no path below it; every other path
+    // is the router's 404 (or an app's fallback). `route_layer`: only requests routed to `/mcp`
+    // pass the layer.
     let router = axum::Router::new()
-        .nest_service("/mcp", service)
+        .route_service("/mcp", service)
         .route_layer(axum::middleware::from_fn_with_state(strict, strict::strict_wire));
     Ok((router, token_file))
 }

@@ -13,9 +13,13 @@
 //! - input that is not JSON (or not UTF-8) gets `-32700` with a `null` id, unless its first
 //!   [`RESPONSE_PREFIX_BYTES`] are shaped as a response cut short (an object whose members so
 //!   far include `result` or `error` and no `method`): that gets nothing, like a whole one;
-//! - JSON nested deeper than serde_json's limit ([`MAX_NESTING`]): a `tools/call` gets the GB
-//!   tool error `validation_failed` naming the argument and the cap ([`MAX_ARGUMENT_NESTING`]);
-//!   another request `-32602` with its id; a notification nothing; the rest `-32700`.
+//! - well-formed JSON nested deeper than serde_json's limit ([`MAX_NESTING`]), checked by a
+//!   parser without recursion ([`check_syntax`]): a `tools/call` gets the GB tool error
+//!   `validation_failed` naming the argument and the cap ([`MAX_ARGUMENT_NESTING`]); another
+//!   request `-32602` with its id; a notification nothing; the rest `-32700`. Deep input that
+//!   is not well-formed (never closed, broken inside) is unparseable: `-32700`;
+//! - `server/discover` without params: `-32602` naming the request `_meta` keys it needs (rmcp
+//!   would take it for a custom method); with params, rmcp checks the same keys.
 //!
 //! Answers without an id go through the pre-layer's storm guard; the classifier only says what
 //! the answer would be.
@@ -72,8 +76,11 @@ pub(crate) enum Inbound {
     Forward(Message),
     /// A request rmcp would drop or misanswer: answered with this error and its id.
     Reply { id: RequestId, error: ErrorData },
-    /// A `tools/call` too deeply nested for the transport: answered with this GB tool error.
-    RefuseCall { id: RequestId, error: ToolError },
+    /// A `tools/call` too deeply nested for the transport: answered with this GB tool error
+    /// (in the dispatcher's shape, see `server::refused_call_result`). `tool`: the tool it
+    /// names; `version`: the protocol version its `params._meta` names, and `ui`: whether the
+    /// client capabilities there declare MCP Apps, when readable.
+    RefuseCall { id: RequestId, error: ToolError, tool: Option<String>, version: Option<String>, ui: Option<bool> },
     /// Input with no usable id (not JSON, an invalid request without id): answered with this
     /// error and a `null` id, if the storm guard lets it.
     Unidentified(ErrorData),
@@ -84,8 +91,9 @@ pub(crate) enum Inbound {
 /// What a message rmcp accepts is, for the pre-layer's lifecycle and request order.
 #[derive(Debug)]
 pub(crate) enum Message {
-    /// `initialize`: starts the 2025-11-25 lifecycle, once per connection.
-    Initialize(RequestId),
+    /// `initialize`: starts the 2025-11-25 lifecycle, once per connection; `ui`: its client
+    /// capabilities declare MCP Apps.
+    Initialize { id: RequestId, ui: bool },
     /// `ping` or `server/discover`: allowed before the lifecycle starts, in no order.
     Unordered,
     /// Any other request. `ordered`: it reads or changes state and takes a ticket
@@ -111,12 +119,27 @@ pub(crate) enum InlineMeta {
 /// Prefix of the 2026-07-28 request metadata keys.
 const INLINE_META_PREFIX: &str = "io.modelcontextprotocol/";
 
+/// The request `_meta` key of the request's protocol version.
+const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+
+/// The request `_meta` key of the client's capabilities.
+const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// Whether a request naming protocol version `version` (its own, else its session's) gets
+/// results of the 2026-07-28 revision (`resultType`), as rmcp decides it.
+pub(crate) fn is_modern(version: &str) -> bool {
+    version >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str()
+}
+
 fn message(message: ClientJsonRpcMessage) -> Message {
     use rmcp::model::{ClientNotification, GetMeta, ProtocolVersion};
     match message {
         ClientJsonRpcMessage::Request(request) => {
             let ordered = match &request.request {
-                ClientRequest::InitializeRequest(_) => return Message::Initialize(request.id),
+                ClientRequest::InitializeRequest(init) => {
+                    let ui = super::apps::capabilities_support_ui(Some(&init.params.capabilities));
+                    return Message::Initialize { id: request.id, ui };
+                }
                 ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => return Message::Unordered,
                 ClientRequest::CallToolRequest(_)
                 | ClientRequest::ListToolsRequest(_)
@@ -160,6 +183,12 @@ pub(crate) fn classify(line: &[u8]) -> Inbound {
     // The common case costs one parse, rmcp's own: a message rmcp accepts.
     match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
         Ok(ClientJsonRpcMessage::Request(request)) => match &request.request {
+            ClientRequest::CustomRequest(custom)
+                if custom.method == DiscoverRequestMethod::VALUE
+                    && custom.params.as_ref().is_none_or(Value::is_null) =>
+            {
+                Inbound::Reply { id: request.id, error: ErrorData::invalid_params(discover_without_meta(), None) }
+            }
             ClientRequest::CustomRequest(custom) => match params_problem(&custom.method, custom.params.as_ref()) {
                 Some(problem) => Inbound::Reply { id: request.id, error: ErrorData::invalid_params(problem, None) },
                 None => Inbound::Forward(message(ClientJsonRpcMessage::Request(request))),
@@ -169,13 +198,171 @@ pub(crate) fn classify(line: &[u8]) -> Inbound {
         Ok(other) => Inbound::Forward(message(other)),
         Err(_) => match serde_json::from_slice::<Value>(line) {
             Ok(value) => refused(value),
-            Err(e) if e.is_syntax() && nesting(line) > MAX_NESTING => too_deep(line),
-            // A response or error cut short (a peer echoing our answers, a log line holding
-            // one): never answered, like a whole one.
-            Err(_) if Top::scan(&line[..line.len().min(RESPONSE_PREFIX_BYTES)]).is_response() => Inbound::Silent,
-            Err(e) => Inbound::Unidentified(ErrorData::new(PARSE_ERROR, format!("Parse error: {e}"), None)),
+            Err(e) => {
+                // Too deep for serde_json: well-formed, or broken somewhere it never reached?
+                let why = if e.is_syntax() && nesting(line) > MAX_NESTING {
+                    match check_syntax(line) {
+                        Ok(()) => return too_deep(line),
+                        Err(why) => why,
+                    }
+                } else {
+                    e.to_string()
+                };
+                // A response or error cut short (a peer echoing our answers, a log line holding
+                // one): never answered, like a whole one.
+                if Top::scan(&line[..line.len().min(RESPONSE_PREFIX_BYTES)]).is_response() {
+                    Inbound::Silent
+                } else {
+                    Inbound::Unidentified(ErrorData::new(PARSE_ERROR, format!("Parse error: {why}"), None))
+                }
+            }
         },
     }
+}
+
+/// The `-32602` message of a `server/discover` without params: the 2026-07-28 request `_meta`
+/// keys it must carry (the keys rmcp requires).
+fn discover_without_meta() -> String {
+    let missing = rmcp::model::RequestMetaObject::default()
+        .missing_required_keys(&rmcp::model::ProtocolVersion::V_2026_07_28)
+        .join(", ");
+    format!(
+        "Invalid params: server/discover carries the 2026-07-28 request metadata in params._meta; \
+         request _meta is missing or has malformed required fields: {missing}"
+    )
+}
+
+/// Checks that `text` is one well-formed JSON value (RFC 8259), however deeply nested, in one
+/// pass without recursion (its memory: one byte per open array or object). `Err`: what is
+/// wrong and where, for a parse error's message.
+pub(crate) fn check_syntax(text: &[u8]) -> Result<(), String> {
+    if let Err(e) = std::str::from_utf8(text) {
+        return Err(format!("invalid UTF-8 at byte {}", e.valid_up_to()));
+    }
+    let at = |what: &str, i: usize| {
+        if i >= text.len() { format!("EOF while parsing {what}") } else { format!("expected {what} at byte {i}") }
+    };
+    let ws = |mut i: usize| {
+        while text.get(i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    };
+    let mut open: Vec<u8> = Vec::new();
+    let mut i = ws(0);
+    loop {
+        // A value starts at `i`.
+        match text.get(i) {
+            Some(b'{') => {
+                i = ws(i + 1);
+                if text.get(i) == Some(&b'}') {
+                    i += 1;
+                } else {
+                    open.push(b'{');
+                    i = member_value(text, i).ok_or_else(|| at("an object key and ':'", i))?;
+                    i = ws(i);
+                    continue;
+                }
+            }
+            Some(b'[') => {
+                i = ws(i + 1);
+                if text.get(i) == Some(&b']') {
+                    i += 1;
+                } else {
+                    open.push(b'[');
+                    continue;
+                }
+            }
+            Some(b'"') => i = string(text, i).ok_or_else(|| at("a string", i))?,
+            Some(b'-' | b'0'..=b'9') => i = number(text, i).ok_or_else(|| at("a number", i))?,
+            Some(_) => {
+                let literal = [b"true".as_slice(), b"false", b"null"].into_iter().find(|l| text[i..].starts_with(l));
+                i += literal.ok_or_else(|| at("a value", i))?.len();
+            }
+            None => return Err(at("a value", i)),
+        }
+        // After a value: close what ends here, then a separator or the end.
+        loop {
+            i = ws(i);
+            let Some(&container) = open.last() else {
+                return if i == text.len() { Ok(()) } else { Err(format!("trailing characters at byte {i}")) };
+            };
+            let close = if container == b'{' { b'}' } else { b']' };
+            match text.get(i) {
+                Some(&b) if b == close => {
+                    open.pop();
+                    i += 1;
+                }
+                Some(b',') if container == b'{' => {
+                    i = ws(i + 1);
+                    i = member_value(text, i).ok_or_else(|| at("an object key and ':'", i))?;
+                    i = ws(i);
+                    break;
+                }
+                Some(b',') => {
+                    i = ws(i + 1);
+                    break;
+                }
+                _ => return Err(at(if container == b'{' { "',' or '}'" } else { "',' or ']'" }, i)),
+            }
+        }
+    }
+}
+
+/// Past the object key (a string) starting at `i` and the `:` after it.
+fn member_value(text: &[u8], i: usize) -> Option<usize> {
+    if text.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut i = string(text, i)?;
+    while text.get(i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    (text.get(i) == Some(&b':')).then_some(i + 1)
+}
+
+/// The end (one past the closing quote) of the JSON string opening at `start`.
+fn string(text: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    loop {
+        match *text.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => match *text.get(i + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                b'u' if text.get(i + 2..i + 6)?.iter().all(u8::is_ascii_hexdigit) => i += 6,
+                _ => return None,
+            },
+            0x00..=0x1f => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+/// The end of the JSON number starting at `start`.
+fn number(text: &[u8], start: usize) -> Option<usize> {
+    let digits = |mut i: usize| {
+        let from = i;
+        while text.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i > from).then_some(i)
+    };
+    let mut i = start;
+    if text.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    i = if text.get(i) == Some(&b'0') { i + 1 } else { digits(i)? };
+    if text.get(i) == Some(&b'.') {
+        i = digits(i + 1)?;
+    }
+    if matches!(text.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(text.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = digits(i)?;
+    }
+    Some(i)
 }
 
 /// Classifies a line longer than [`MAX_LINE_BYTES`] from its first bytes: answered with its
@@ -191,7 +378,7 @@ pub(crate) fn classify_oversized(prefix: &[u8]) -> Inbound {
         return Inbound::Silent;
     }
     match top.id() {
-        Some(Some(id)) => Inbound::Reply { id, error },
+        Some(Ok(id)) => Inbound::Reply { id, error },
         _ if top.method().is_some_and(|m| m.starts_with("notifications/")) => Inbound::Silent,
         _ => Inbound::Unidentified(error),
     }
@@ -213,12 +400,7 @@ fn refused(value: Value) -> Inbound {
         None => return Inbound::Unidentified(ErrorData::invalid_request("Invalid Request: no method", None)),
         Some(id) => match request_id(id) {
             Some(id) => id,
-            None => {
-                return Inbound::Unidentified(ErrorData::invalid_request(
-                    "Invalid Request: id must be a string or an integer",
-                    None,
-                ));
-            }
+            None => return Inbound::Unidentified(unusable_id(Some(id))),
         },
     };
     Inbound::Reply { id, error: request_problem(&object) }
@@ -290,6 +472,23 @@ pub(crate) fn params_problem(method: &str, params: Option<&Value>) -> Option<Str
     checks.iter().find_map(|check| check(method, params)).flatten()
 }
 
+/// The `-32600` error of a request whose `id` rmcp cannot use (`None`: not JSON at all).
+pub(crate) fn unusable_id(id: Option<&Value>) -> ErrorData {
+    let out_of_range = match id {
+        Some(Value::Number(n)) => n.is_u64() || n.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0),
+        _ => false,
+    };
+    ErrorData::invalid_request(
+        if out_of_range {
+            "Invalid Request: id is out of range (an integer id must fit in 64 signed bits, \
+             -9223372036854775808 to 9223372036854775807)"
+        } else {
+            "Invalid Request: id must be a string or an integer"
+        },
+        None,
+    )
+}
+
 /// A JSON-RPC id rmcp accepts: a string or an integer in `i64`.
 fn request_id(id: &Value) -> Option<RequestId> {
     match id {
@@ -329,17 +528,12 @@ fn too_deep(line: &[u8]) -> Inbound {
     let id = match top.id() {
         None if method.is_some() => return Inbound::Silent,
         None => return parse_error(),
-        Some(None) => {
-            return Inbound::Unidentified(ErrorData::invalid_request(
-                "Invalid Request: id must be a string or an integer",
-                None,
-            ));
-        }
-        Some(Some(id)) => id,
+        Some(Err(error)) => return Inbound::Unidentified(error),
+        Some(Ok(id)) => id,
     };
     match method.as_deref() {
         Some(m) if m == CallToolRequestMethod::VALUE => {
-            let field = top.deep_argument.unwrap_or_else(|| "arguments".to_owned());
+            let field = top.deep_argument.clone().unwrap_or_else(|| "arguments".to_owned());
             let error = ToolError::validation_failed(
                 format!(
                     "An argument is nested deeper than {MAX_ARGUMENT_NESTING} levels of arrays and objects, \
@@ -350,7 +544,15 @@ fn too_deep(line: &[u8]) -> Inbound {
                     format!("Nested deeper than {MAX_ARGUMENT_NESTING} levels of arrays and objects"),
                 )],
             );
-            Inbound::RefuseCall { id, error }
+            let tool = top.param("name").and_then(|raw| serde_json::from_slice::<String>(raw).ok());
+            let meta = top.param("_meta").and_then(|raw| serde_json::from_slice::<Value>(raw).ok());
+            let version =
+                meta.as_ref().and_then(|m| m.get(PROTOCOL_VERSION_META)).and_then(Value::as_str).map(str::to_owned);
+            let ui = meta.as_ref().and_then(|m| m.get(CLIENT_CAPABILITIES_META)).map(|caps| {
+                let caps = serde_json::from_value::<rmcp::model::ClientCapabilities>(caps.clone()).ok();
+                super::apps::capabilities_support_ui(caps.as_ref())
+            });
+            Inbound::RefuseCall { id, error, tool, version, ui }
         }
         Some(_) => Inbound::Reply {
             id,
@@ -402,13 +604,16 @@ struct Top<'a> {
     /// Every top-level key whose value began, complete or not.
     seen: Vec<&'a [u8]>,
     members: Vec<(&'a [u8], &'a [u8])>,
+    /// The complete members of the top-level `params` object, raw.
+    params: Vec<(&'a [u8], &'a [u8])>,
     deep_argument: Option<String>,
 }
 
 impl<'a> Top<'a> {
     fn scan(line: &'a [u8]) -> Self {
         let start = line.iter().position(|b| !b.is_ascii_whitespace());
-        let mut top = Top { object: false, seen: Vec::new(), members: Vec::new(), deep_argument: None };
+        let mut top =
+            Top { object: false, seen: Vec::new(), members: Vec::new(), params: Vec::new(), deep_argument: None };
         let Some(start) = start.filter(|&s| line[s] == b'{') else { return top };
         top.object = true;
         // The member key being read at depths 1 to 3 (message, params, arguments).
@@ -416,6 +621,8 @@ impl<'a> Top<'a> {
         let mut expect_key = [false; 4];
         let mut is_object = [false; 4];
         let mut value_start = None;
+        let mut param_start = None;
+        let in_params = |keys: &[Option<&[u8]>; 4]| keys[1] == Some(b"params".as_slice());
         let mut depth = 0usize;
         let mut i = start;
         while i < line.len() {
@@ -446,6 +653,9 @@ impl<'a> Top<'a> {
                     if depth == 1 {
                         top.close_member(line, keys[1], value_start.take(), i);
                     }
+                    if depth == 2 && is_object[2] && in_params(&keys) {
+                        top.close_param(line, keys[2], param_start.take(), i);
+                    }
                     depth = depth.saturating_sub(1);
                     if depth == 0 {
                         break;
@@ -455,6 +665,9 @@ impl<'a> Top<'a> {
                     if depth == 1 {
                         top.close_member(line, keys[1], value_start.take(), i);
                     }
+                    if depth == 2 && is_object[2] && in_params(&keys) {
+                        top.close_param(line, keys[2], param_start.take(), i);
+                    }
                     if (1..=3).contains(&depth) && is_object[depth] {
                         expect_key[depth] = true;
                     }
@@ -463,6 +676,7 @@ impl<'a> Top<'a> {
                     value_start = Some(i + 1);
                     top.seen.extend(keys[1]);
                 }
+                b':' if depth == 2 && is_object[2] && in_params(&keys) => param_start = Some(i + 1),
                 _ => {}
             }
             i += 1;
@@ -476,6 +690,17 @@ impl<'a> Top<'a> {
         }
     }
 
+    fn close_param(&mut self, line: &'a [u8], key: Option<&'a [u8]>, start: Option<usize>, end: usize) {
+        if let (Some(key), Some(start)) = (key, start) {
+            self.params.push((key, line[start..end].trim_ascii()));
+        }
+    }
+
+    /// The raw value of the top-level `params` object's member `key`, when complete.
+    fn param(&self, key: &str) -> Option<&'a [u8]> {
+        self.params.iter().find(|(k, _)| *k == key.as_bytes()).map(|(_, v)| *v)
+    }
+
     fn get(&self, key: &str) -> Option<&'a [u8]> {
         self.members.iter().find(|(k, _)| *k == key.as_bytes()).map(|(_, v)| *v)
     }
@@ -485,9 +710,12 @@ impl<'a> Top<'a> {
         !has("method") && (has("result") || has("error"))
     }
 
-    /// `None`: no `id` member; `Some(None)`: one rmcp cannot use.
-    fn id(&self) -> Option<Option<RequestId>> {
-        self.get("id").map(|raw| serde_json::from_slice::<Value>(raw).ok().as_ref().and_then(request_id))
+    /// `None`: no `id` member; `Some(Err)`: one rmcp cannot use, and why.
+    fn id(&self) -> Option<Result<RequestId, ErrorData>> {
+        self.get("id").map(|raw| {
+            let value = serde_json::from_slice::<Value>(raw).ok();
+            value.as_ref().and_then(request_id).ok_or_else(|| unusable_id(value.as_ref()))
+        })
     }
 
     fn method(&self) -> Option<String> {
@@ -525,12 +753,87 @@ mod tests {
     #[test]
     fn a_too_deep_call_names_its_argument_and_the_cap() {
         let line = call(&format!(r#"{{"ok":1,"tree":{}}}"#, deep(MAX_ARGUMENT_NESTING + 1)));
-        let Inbound::RefuseCall { id, error } = classify(line.as_bytes()) else { panic!("{line}") };
+        let Inbound::RefuseCall { id, error, tool, version, ui } = classify(line.as_bytes()) else { panic!("{line}") };
+        assert_eq!(ui, None);
         assert_eq!(id, RequestId::Number(3));
+        assert_eq!(tool.as_deref(), Some("w-A__focus"));
+        assert_eq!(version, None);
         assert_eq!(error.code, crate::model::ErrorCode::ValidationFailed);
         let fields = error.fields.unwrap();
         assert_eq!(fields[0].field, "tree");
         assert!(fields[0].error.contains(&MAX_ARGUMENT_NESTING.to_string()));
+    }
+
+    // Deep input that never closes, or breaks deep inside, is unparseable (-32700), not a deep
+    // argument; the syntax check agrees with serde_json wherever serde_json can tell.
+    #[test]
+    fn deep_but_broken_input_is_a_parse_error() {
+        let open = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"x","arguments":{{"v":{}"#,
+            "[".repeat(2000)
+        );
+        let broken = call(&format!(r#"{{"v":{}1,]{}}}"#, "[".repeat(300), "]".repeat(299)));
+        for line in [open, broken] {
+            match classify(line.as_bytes()) {
+                Inbound::Unidentified(e) => assert_eq!(e.code, ErrorCode::PARSE_ERROR, "{}", e.message),
+                other => panic!("{other:?}"),
+            }
+        }
+        let good = [
+            "1",
+            " [] ",
+            "{}",
+            r#"{"a":[1,-2.5e+3,true,false,null,"x\u00e9\n"],"b":{}}"#,
+            "0",
+            "-0.0E1",
+            r#""""#,
+            r#"{ "a" : [ ] , "b" : { } }"#,
+        ];
+        for text in good {
+            assert_eq!(check_syntax(text.as_bytes()), Ok(()), "{text}");
+            assert!(serde_json::from_str::<Value>(text).is_ok(), "{text}");
+        }
+        let bad = [
+            "",
+            "[",
+            "[1,]",
+            r#"{"a"}"#,
+            r#"{"a":1,}"#,
+            "01",
+            "1.",
+            "-",
+            "1e",
+            "[1 2]",
+            "tru",
+            r#""\x""#,
+            r#""\u00""#,
+            "{1:2}",
+            "[]]",
+            "\"\u{1}\"",
+            r#"{"a":1}x"#,
+            "nul",
+        ];
+        for text in bad {
+            assert!(check_syntax(text.as_bytes()).is_err(), "{text}");
+            assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_integer_id_beyond_64_bits_is_out_of_range() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":100000000000000000000,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+        ] {
+            match classify(line.as_bytes()) {
+                Inbound::Unidentified(e) => assert!(e.message.contains("out of range"), "{}", e.message),
+                other => panic!("{other:?}"),
+            }
+        }
+        match classify(br#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#) {
+            Inbound::Unidentified(e) => assert!(e.message.contains("string or an integer"), "{}", e.message),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

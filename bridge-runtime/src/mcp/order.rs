@@ -27,6 +27,12 @@
 //!   the requests; the ticket keeps a count, not the lines;
 //! - at most [`MAX_QUEUED_CALLS`] tickets per connection; beyond that the request is refused
 //!   as busy.
+//!
+//! The pre-layer's own answer to a request (a `tools/call` too deep to read, a second
+//! `initialize`) takes a ticket too ([`CallOrder::hold`]): it holds no one back, and is written
+//! once no ticket read before it remains, i.e. after the answers to the requests that arrived
+//! before it. An `initialize` takes a ticket that holds no one back ([`CallOrder::admit_done`])
+//! so that such an answer waits for its result.
 
 use rmcp::model::RequestId;
 use std::collections::VecDeque;
@@ -52,6 +58,28 @@ pub(crate) enum Admit {
     Duplicate,
 }
 
+/// What [`CallOrder::hold`] did with an answer of the pre-layer's.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// No earlier request awaits its answer: write this line now.
+    Now(Vec<u8>),
+    /// Queued: the writer gets it once the answers before it are written.
+    Held,
+    /// [`MAX_QUEUED_CALLS`] requests are in flight.
+    Busy,
+    /// A request with the same id is in flight (see [`Admit::Duplicate`]); the line is dropped.
+    Duplicate,
+}
+
+/// Something the writer must write after the answer it just wrote, or on its own.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// The `-32600` errors of this many requests that reused `id` while it was in flight.
+    Duplicates(RequestId, usize),
+    /// A held answer of the pre-layer's whose turn has come.
+    Line(Vec<u8>),
+}
+
 /// Where a ticket's request is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -73,6 +101,9 @@ struct Ticket {
     duplicates: usize,
     /// Woken when this ticket may have reached its turn.
     wake: Arc<Notify>,
+    /// The pre-layer's answer, written when no earlier ticket remains (such a ticket is
+    /// [`State::Done`] from the start and never matches an outgoing answer).
+    held: Option<Vec<u8>>,
 }
 
 /// The request tickets of one connection, in arrival order.
@@ -81,9 +112,9 @@ pub(crate) struct CallOrder {
     tickets: Mutex<VecDeque<Ticket>>,
     /// Tickets in the queue; the writer looks at answers only while some exist.
     tracked: AtomicUsize,
-    /// Held duplicate errors whose original will never be answered: `(id, how many)`, for the
-    /// writer.
-    freed: Mutex<Vec<(RequestId, usize)>>,
+    /// What the writer must write that no outgoing answer of rmcp's brought along: duplicate
+    /// errors whose original will never be answered, held answers whose turn came.
+    freed: Mutex<Vec<Release>>,
     /// Woken when `freed` gets an entry.
     freed_ready: Notify,
 }
@@ -118,6 +149,17 @@ impl CallOrder {
 
     /// Takes a ticket for the request `id`, read from the wire just now.
     pub(crate) fn admit(&self, id: &RequestId) -> Admit {
+        self.push(id, State::Unclaimed)
+    }
+
+    /// Takes a ticket for the request `id` that holds no later request back (an `initialize`,
+    /// which rmcp answers itself before any handler runs): it only keeps the pre-layer's
+    /// answers read after it waiting for its answer.
+    pub(crate) fn admit_done(&self, id: &RequestId) -> Admit {
+        self.push(id, State::Done)
+    }
+
+    fn push(&self, id: &RequestId, state: State) -> Admit {
         let mut tickets = self.lock();
         if let Some(original) = tickets.iter_mut().find(|t| &t.id == id) {
             original.duplicates = original.duplicates.saturating_add(1);
@@ -128,13 +170,54 @@ impl CallOrder {
         }
         tickets.push_back(Ticket {
             id: id.clone(),
-            state: State::Unclaimed,
+            state,
             cancelled: false,
             duplicates: 0,
             wake: Arc::new(Notify::new()),
+            held: None,
         });
         self.tracked.store(tickets.len(), Ordering::Relaxed);
         Admit::Queued
+    }
+
+    /// Queues `line`, the pre-layer's own answer to the request `id` read just now, behind
+    /// every ticket read before it: [`Hold::Now`] when there is none.
+    pub(crate) fn hold(&self, id: &RequestId, line: Vec<u8>) -> Hold {
+        let mut tickets = self.lock();
+        if let Some(original) = tickets.iter_mut().find(|t| &t.id == id) {
+            original.duplicates = original.duplicates.saturating_add(1);
+            return Hold::Duplicate;
+        }
+        if tickets.is_empty() {
+            return Hold::Now(line);
+        }
+        if tickets.len() >= MAX_QUEUED_CALLS {
+            return Hold::Busy;
+        }
+        tickets.push_back(Ticket {
+            id: id.clone(),
+            state: State::Done,
+            cancelled: false,
+            duplicates: 0,
+            wake: Arc::new(Notify::new()),
+            held: Some(line),
+        });
+        self.tracked.store(tickets.len(), Ordering::Relaxed);
+        Hold::Held
+    }
+
+    /// Takes the held answers at the front of the queue (no earlier ticket remains), each with
+    /// the duplicate errors held on it.
+    fn release_front(&self, tickets: &mut VecDeque<Ticket>, out: &mut Vec<Release>) {
+        while tickets.front().is_some_and(|t| t.held.is_some()) {
+            let Some(mut gone) = self.remove(tickets, 0) else { break };
+            if let Some(line) = gone.held.take() {
+                out.push(Release::Line(line));
+            }
+            if gone.duplicates > 0 {
+                out.push(Release::Duplicates(gone.id, gone.duplicates));
+            }
+        }
     }
 
     /// Waits for the turn of request `id`: until every ordered request that arrived before it
@@ -144,7 +227,9 @@ impl CallOrder {
     pub(crate) async fn turn(&self, id: &RequestId, ct: &CancellationToken) -> Option<Turn<'_>> {
         let wake = {
             let mut tickets = self.lock();
-            let Some(ticket) = tickets.iter_mut().find(|t| &t.id == id && t.state == State::Unclaimed) else {
+            let Some(ticket) =
+                tickets.iter_mut().find(|t| &t.id == id && t.state == State::Unclaimed && t.held.is_none())
+            else {
                 return (!ct.is_cancelled()).then(|| Turn { order: self, id: id.clone(), ct: ct.clone() });
             };
             ticket.state = State::Claimed;
@@ -174,18 +259,30 @@ impl CallOrder {
     /// waits for the answer, unless none will come (`cancelled`).
     fn finish(&self, id: &RequestId, cancelled: bool) {
         let mut tickets = self.lock();
-        if let Some(i) = tickets.iter().position(|t| &t.id == id && t.state != State::Unclaimed) {
+        if let Some(i) = tickets.iter().position(|t| &t.id == id && t.state != State::Unclaimed && t.held.is_none()) {
             if cancelled || tickets[i].cancelled {
-                if let Some(gone) = self.remove(&mut tickets, i)
-                    && gone.duplicates > 0
-                {
-                    self.free(gone.id, gone.duplicates);
-                }
+                self.remove_unanswered(&mut tickets, i);
             } else {
                 tickets[i].state = State::Done;
             }
         }
         Self::wake_running(&tickets);
+    }
+
+    /// Removes ticket `i`, whose request will never be answered: its duplicates' errors and the
+    /// held answers its removal lets go are handed to the writer.
+    fn remove_unanswered(&self, tickets: &mut VecDeque<Ticket>, i: usize) {
+        let mut out = Vec::new();
+        if let Some(gone) = self.remove(tickets, i)
+            && gone.duplicates > 0
+        {
+            out.push(Release::Duplicates(gone.id, gone.duplicates));
+        }
+        self.release_front(tickets, &mut out);
+        if !out.is_empty() {
+            self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(out);
+            self.freed_ready.notify_one();
+        }
     }
 
     fn wake_running(tickets: &VecDeque<Ticket>) {
@@ -206,25 +303,17 @@ impl CallOrder {
     /// rmcp will drop its answer, so its ticket goes as soon as its handler has finished.
     pub(crate) fn peer_cancelled(&self, id: &RequestId) {
         let mut tickets = self.lock();
-        let Some(i) = tickets.iter().position(|t| &t.id == id) else { return };
+        let Some(i) = tickets.iter().position(|t| &t.id == id && t.held.is_none()) else { return };
         tickets[i].cancelled = true;
         if tickets[i].state == State::Done {
-            if let Some(gone) = self.remove(&mut tickets, i)
-                && gone.duplicates > 0
-            {
-                self.free(gone.id, gone.duplicates);
-            }
+            self.remove_unanswered(&mut tickets, i);
             Self::wake_running(&tickets);
         }
     }
 
-    fn free(&self, id: RequestId, duplicates: usize) {
-        self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((id, duplicates));
-        self.freed_ready.notify_one();
-    }
-
-    /// Held duplicate errors whose original will never be answered: `(id, how many)`.
-    pub(crate) fn take_freed(&self) -> Vec<(RequestId, usize)> {
+    /// What the writer must write with no answer of rmcp's to follow: duplicate errors whose
+    /// original will never be answered, held answers whose turn came.
+    pub(crate) fn take_freed(&self) -> Vec<Release> {
         std::mem::take(&mut *self.freed.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
@@ -235,20 +324,28 @@ impl CallOrder {
 
     /// Looks at one line the server writes: the answer to a request with a ticket removes the
     /// ticket (its handler finished, or never came because rmcp answered the request itself),
-    /// and returns how many duplicate errors were held for it, to be written right after it.
+    /// and returns what is to be written right after it: the duplicate errors held for it, then
+    /// the held answers of the pre-layer's that no earlier ticket holds back any more.
     /// Costs nothing while no ticket exists; otherwise reads only the `id` that rmcp writes
     /// second in every answer (`{"jsonrpc":"2.0","id":…`).
-    pub(crate) fn observe_outgoing(&self, line: &[u8]) -> Option<(RequestId, usize)> {
+    pub(crate) fn observe_outgoing(&self, line: &[u8]) -> Vec<Release> {
+        let mut out = Vec::new();
         if self.tracked.load(Ordering::Relaxed) == 0 {
-            return None;
+            return out;
         }
-        let id = answer_id(line)?;
+        let Some(id) = answer_id(line) else { return out };
         let mut tickets = self.lock();
         // A claimed ticket's handler still waits or runs: this answer is not its own.
-        let i = tickets.iter().position(|t| t.id == id && t.state != State::Claimed)?;
-        let gone = self.remove(&mut tickets, i)?;
+        let Some(i) = tickets.iter().position(|t| t.id == id && t.state != State::Claimed && t.held.is_none()) else {
+            return out;
+        };
+        let Some(gone) = self.remove(&mut tickets, i) else { return out };
+        if gone.duplicates > 0 {
+            out.push(Release::Duplicates(gone.id, gone.duplicates));
+        }
+        self.release_front(&mut tickets, &mut out);
         Self::wake_running(&tickets);
-        (gone.duplicates > 0).then_some((gone.id, gone.duplicates))
+        out
     }
 
     /// Tickets in flight (for tests and the debug output).
@@ -369,7 +466,10 @@ mod tests {
         drop(order.turn(&id(1), &ct).await.expect("front"));
         // The handler finished; the answer is not written yet: still a duplicate.
         assert_eq!(order.admit(&id(1)), Admit::Duplicate);
-        assert_eq!(order.observe_outgoing(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), Some((id(1), 3)));
+        assert_eq!(
+            order.observe_outgoing(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            vec![Release::Duplicates(id(1), 3)]
+        );
         assert_eq!(order.len(), 0);
         assert!(order.take_freed().is_empty());
         assert_eq!(order.admit(&id(1)), Admit::Queued, "answered: the id is free again");
@@ -399,14 +499,45 @@ mod tests {
         assert_eq!(order.len(), 1, "still running");
         drop(turn);
         assert_eq!(order.len(), 0);
-        assert_eq!(order.take_freed(), vec![(id(1), 1)]);
+        assert_eq!(order.take_freed(), vec![Release::Duplicates(id(1), 1)]);
         // Cancelled after its handler finished: freed at once.
         order.admit(&id(2));
         order.admit(&id(2));
         drop(order.turn(&id(2), &ct).await.expect("front"));
         order.peer_cancelled(&id(2));
         assert_eq!(order.len(), 0);
-        assert_eq!(order.take_freed(), vec![(id(2), 1)]);
+        assert_eq!(order.take_freed(), vec![Release::Duplicates(id(2), 1)]);
+    }
+
+    // The pre-layer's own answer waits for the answers to the requests read before it, however
+    // the handlers finish; with nothing before it, it goes at once.
+    #[tokio::test]
+    async fn a_held_answer_follows_the_answers_before_it_gb_10_1_3() {
+        let order = CallOrder::default();
+        assert_eq!(order.hold(&id(9), b"first\n".to_vec()), Hold::Now(b"first\n".to_vec()));
+        order.admit_done(&RequestId::String("init".into()));
+        order.admit(&id(1));
+        order.admit(&id(2));
+        assert_eq!(order.hold(&id(3), b"held\n".to_vec()), Hold::Held);
+        assert_eq!(order.hold(&id(3), b"again\n".to_vec()), Hold::Duplicate, "its id is in flight");
+        assert_eq!(order.hold(&id(1), b"dup\n".to_vec()), Hold::Duplicate);
+        // A held answer holds no handler back.
+        let ct = CancellationToken::new();
+        drop(order.turn(&id(1), &ct).await.expect("front"));
+        drop(order.turn(&id(2), &ct).await.expect("next"));
+        assert!(order.observe_outgoing(br#"{"jsonrpc":"2.0","id":2,"result":{}}"#).is_empty());
+        assert!(order.observe_outgoing(br#"{"jsonrpc":"2.0","id":"init","result":{}}"#).is_empty());
+        assert_eq!(
+            order.observe_outgoing(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            vec![Release::Duplicates(id(1), 1), Release::Line(b"held\n".to_vec()), Release::Duplicates(id(3), 1)]
+        );
+        assert_eq!(order.len(), 0);
+        // A request cancelled before its answer lets the held answer behind it go.
+        order.admit(&id(4));
+        assert_eq!(order.hold(&id(5), b"five\n".to_vec()), Hold::Held);
+        drop(order.turn(&id(4), &ct).await.expect("front"));
+        order.peer_cancelled(&id(4));
+        assert_eq!(order.take_freed(), vec![Release::Line(b"five\n".to_vec())]);
     }
 
     // A hostile peer cannot wedge or flood the queue: duplicate ids and calls beyond the cap are

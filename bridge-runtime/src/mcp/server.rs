@@ -510,6 +510,38 @@ impl ServerHandler for GuiBridgeServer {
     }
 }
 
+/// The answer a transport's pre-layer gives a `tools/call` it refuses before rmcp reads it
+/// (arguments nested deeper than the parser reads): `error` in the dispatcher's own shape (see
+/// [`GuiBridgeServer::call_tool`](ServerHandler::call_tool)): the text mirror,
+/// `structuredContent`, `isError`, and `_meta` with the server's identity and, for a listed
+/// window tool `tool`, `bridge/windowId` (and, for a client with the MCP Apps extension, `ui`,
+/// the window's current state and tools). `modern`: the request is of the 2026-07-28 revision,
+/// whose results carry `resultType: "complete"`; rmcp leaves it out for older peers, and so
+/// does this.
+pub(crate) fn refused_call_result(
+    bridge: &Bridge,
+    tool: Option<&str>,
+    error: crate::model::ToolError,
+    modern: bool,
+    ui: bool,
+) -> rmcp::model::CallToolResult {
+    let mut meta = apps::server_info_meta(bridge.identity());
+    let published = bridge.published();
+    let window_id = tool.and_then(|name| Published::listed(&published, name)).and_then(|t| t.entry().window_id.clone());
+    if let Some(id) = window_id {
+        if ui {
+            apps::insert_window_state(&mut meta, &published, &id);
+        }
+        meta.insert(apps::WINDOW_ID_META_KEY.to_owned(), id.into());
+    }
+    let mut result = to_call_tool_result(&Err(error));
+    result.meta = Some(meta);
+    if !modern {
+        result.result_type = None;
+    }
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

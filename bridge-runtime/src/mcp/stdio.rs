@@ -13,9 +13,11 @@
 //!   `subscriptions/listen`) takes a ticket as its line is read ([`CallOrder`]); its handler
 //!   runs only when every such request read before it is done, and not at all if it was
 //!   cancelled (`notifications/cancelled`) before its turn. A request reusing the id of one in
-//!   flight gets `-32600` right after that one's answer.
+//!   flight gets `-32600` right after that one's answer. The pre-layer's own answers to
+//!   requests (a `tools/call` too deep to read, a lifecycle refusal) keep their turn too: each
+//!   is written after the answers to the requests read before it ([`CallOrder::hold`]).
 //! - **Lifecycle**: before the session starts only `ping` and `server/discover` are served;
-//!   a second `initialize` is refused (see `admit`).
+//!   a second `initialize` is refused (see `admit`), after the first one's answer.
 //! - **End of stream**: a last line without its newline is still a line (answered, then the
 //!   session ends as at any end of stdin).
 //! - **Honest answers**: [`classify`] decides, with rmcp's types, what rmcp would get wrong:
@@ -38,16 +40,14 @@
 //! line, so they never interleave.
 
 use super::GuiBridgeServer;
-use super::apps;
 use super::inbound::{
     Inbound, InlineMeta, MAX_LINE_BYTES, Message, OVERSIZED_PREFIX_BYTES, classify, classify_oversized,
 };
-use super::mapping::to_call_tool_result;
-use super::order::{Admit, CallOrder, MAX_QUEUED_CALLS};
+use super::order::{Admit, CallOrder, Hold, MAX_QUEUED_CALLS, Release};
+use super::server::refused_call_result;
 use super::transport::ServeError;
 use rmcp::ServiceExt;
 use rmcp::model::{ErrorCode, ErrorData, RequestId};
-use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
@@ -76,12 +76,12 @@ where
 {
     let order = Arc::new(CallOrder::default());
     let server = server.into().with_call_order(order.clone()).on_stdio();
-    let meta = apps::server_info_meta(server.bridge().identity());
+    let bridge = server.bridge().clone();
     let (to_rmcp, rmcp_in) = tokio::io::duplex(PIPE_BYTES);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
     let (answers, answers_rx) = mpsc::channel::<Vec<u8>>(64);
     let writer = tokio::spawn(write_loop(writer, from_rmcp, answers_rx, order.clone()));
-    let reader = tokio::spawn(read_loop(reader, to_rmcp, answers, order, meta));
+    let reader = tokio::spawn(read_loop(reader, to_rmcp, answers, order, bridge));
     let served = async {
         let running = server.serve((rmcp_in, rmcp_out)).await?;
         let reason = running.waiting().await?;
@@ -174,7 +174,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
     mut to_rmcp: tokio::io::DuplexStream,
     answers: mpsc::Sender<Vec<u8>>,
     order: Arc<CallOrder>,
-    meta: rmcp::model::MetaObject,
+    bridge: crate::gui::Bridge,
 ) {
     let mut reader = BufReader::with_capacity(PIPE_BYTES, reader);
     let mut line = Vec::new();
@@ -210,13 +210,24 @@ async fn read_loop<R: AsyncRead + Unpin>(
                     }
                     Err(Refusal::Drop) => continue,
                     Err(Refusal::Answer(answer)) => answer,
+                    Err(Refusal::InTurn(id, answer)) => match take_turn(&order, &id, answer) {
+                        Some(answer) => answer,
+                        None => continue,
+                    },
                 }
             }
             Inbound::Reply { id, error } => error_line(Some(&id), &error),
-            Inbound::RefuseCall { id, error } => {
-                let mut result = to_call_tool_result(&Err(error));
-                result.meta = Some(meta.clone());
-                result_line(&id, &result)
+            Inbound::RefuseCall { id, error, tool, version, ui } => {
+                guard.valid();
+                // The era and capabilities of the request's own `_meta`, else of the connection
+                // (rmcp's rule).
+                let modern = version.as_deref().map_or(lifecycle.modern, super::inbound::is_modern);
+                let ui = ui.unwrap_or(lifecycle.ui);
+                let result = refused_call_result(&bridge, tool.as_deref(), error, modern, ui);
+                match take_turn(&order, &id, result_line(&id, &result)) {
+                    Some(answer) => answer,
+                    None => continue,
+                }
             }
             Inbound::Unidentified(error) => {
                 if !guard.allow(Instant::now()) {
@@ -232,20 +243,39 @@ async fn read_loop<R: AsyncRead + Unpin>(
     }
 }
 
+/// Queues the pre-layer's `answer` to request `id` behind the requests read before it: the
+/// line to write now, or `None` when it waits for its turn (or is dropped as a duplicate, or
+/// the queue is full: then the busy error is written now instead).
+fn take_turn(order: &CallOrder, id: &RequestId, answer: Vec<u8>) -> Option<Vec<u8>> {
+    match order.hold(id, answer) {
+        Hold::Now(answer) => Some(answer),
+        Hold::Held | Hold::Duplicate => None,
+        Hold::Busy => Some(error_line(Some(id), &busy())),
+    }
+}
+
 /// Where the connection's MCP lifecycle is.
 #[derive(Debug, Default)]
 struct Lifecycle {
     /// An `initialize` request, or a request with complete 2026-07-28 inline `_meta`, has been
     /// forwarded: rmcp's session has started.
     started: bool,
+    /// The session started with inline 2026-07-28 `_meta` (not `initialize`): results carry
+    /// `resultType`.
+    modern: bool,
+    /// The `initialize` declared the MCP Apps extension.
+    ui: bool,
 }
 
 /// Why a valid message is not forwarded.
 enum Refusal {
     /// Dropped without an answer.
     Drop,
-    /// Answered with this line instead.
+    /// Answered with this line instead, at once.
     Answer(Vec<u8>),
+    /// Answered with this line instead, in the request's turn (after the answers to the
+    /// requests read before it).
+    InTurn(RequestId, Vec<u8>),
 }
 
 /// Applies the lifecycle and the request order to one valid message: `Ok` forwards it to
@@ -260,19 +290,27 @@ enum Refusal {
 /// - a notification or a response before the session starts is dropped: rmcp's handshake
 ///   ends the session on one, so one stray line (a host cancelling its own `initialize`,
 ///   echoing what it reads) would stop the app;
-/// - a second `initialize` gets `-32600` with its id: a connection has one lifecycle, and
-///   rmcp would run the handshake again on a live session.
+/// - a second `initialize` gets `-32600` with its id, after the first one's answer (the first
+///   takes a ticket that holds no request back, [`CallOrder::admit_done`]): a connection has
+///   one lifecycle, and rmcp would run the handshake again on a live session.
 ///
 /// The order: a request that reads or changes state takes a ticket ([`CallOrder::admit`]); a
 /// duplicate id is refused with `-32600` once the original is answered; beyond the cap, busy.
 fn admit(message: &Message, lifecycle: &mut Lifecycle, order: &CallOrder) -> Result<(), Refusal> {
     match message {
-        Message::Initialize(id) if lifecycle.started => Err(Refusal::Answer(error_line(
-            Some(id),
-            &ErrorData::invalid_request("Invalid Request: this connection is already initialized", None),
-        ))),
-        Message::Initialize(_) => {
+        Message::Initialize { id, .. } if lifecycle.started => Err(Refusal::InTurn(
+            id.clone(),
+            error_line(
+                Some(id),
+                &ErrorData::invalid_request("Invalid Request: this connection is already initialized", None),
+            ),
+        )),
+        Message::Initialize { id, ui } => {
             lifecycle.started = true;
+            lifecycle.ui = *ui;
+            // Busy cannot be: nothing is queued before the session starts but requests rmcp
+            // answers at once.
+            let _ = order.admit_done(id);
             Ok(())
         }
         Message::Unordered => Ok(()),
@@ -290,16 +328,23 @@ fn admit(message: &Message, lifecycle: &mut Lifecycle, order: &CallOrder) -> Res
         Message::Request { id, ordered, meta } => {
             if !lifecycle.started {
                 match meta {
-                    InlineMeta::Complete => lifecycle.started = true,
+                    InlineMeta::Complete => {
+                        lifecycle.started = true;
+                        lifecycle.modern = true;
+                    }
                     InlineMeta::Incomplete => {}
                     InlineMeta::Absent => {
-                        return Err(Refusal::Answer(error_line(
-                            Some(id),
-                            &ErrorData::invalid_request(
-                                "Invalid Request: send initialize first; only ping may come before it",
-                                None,
+                        return Err(Refusal::InTurn(
+                            id.clone(),
+                            error_line(
+                                Some(id),
+                                &ErrorData::invalid_request(
+                                    "Invalid Request: send initialize first; only ping and server/discover \
+                                     may come before it",
+                                    None,
+                                ),
                             ),
-                        )));
+                        ));
                     }
                 }
             }
@@ -331,17 +376,34 @@ fn busy() -> ErrorData {
     )
 }
 
-/// A JSON-RPC error line; `id: None` writes `"id": null`.
+/// A JSON-RPC error line; `id: None` writes `"id": null`. Members in rmcp's order
+/// (`jsonrpc`, `id`, `error`).
 pub(crate) fn error_line(id: Option<&RequestId>, error: &ErrorData) -> Vec<u8> {
-    line(json!({"jsonrpc": "2.0", "id": id, "error": error}))
+    #[derive(serde::Serialize)]
+    struct ErrorLine<'a> {
+        jsonrpc: &'static str,
+        id: Option<&'a RequestId>,
+        error: &'a ErrorData,
+    }
+    line(&ErrorLine { jsonrpc: "2.0", id, error })
 }
 
+/// A JSON-RPC result line, members in rmcp's order (`jsonrpc`, `id`, `result`), the result's
+/// members in its type's order (as rmcp writes them).
 pub(crate) fn result_line(id: &RequestId, result: &impl serde::Serialize) -> Vec<u8> {
-    line(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    #[derive(serde::Serialize)]
+    struct ResultLine<'a, T> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        result: &'a T,
+    }
+    line(&ResultLine { jsonrpc: "2.0", id, result })
 }
 
-fn line(value: Value) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec(&value).expect("a JSON value serializes");
+fn line(value: &impl serde::Serialize) -> Vec<u8> {
+    // These types always serialize (string keys, no failing `Serialize`); an empty line would
+    // be skipped by the client.
+    let mut bytes = serde_json::to_vec(value).unwrap_or_default();
     bytes.push(b'\n');
     bytes
 }
@@ -363,15 +425,19 @@ fn log_error_answer(line: &[u8]) {
     }
 }
 
-/// Writes the errors of `duplicates` requests that reused `id`.
-async fn write_duplicates<W: AsyncWrite + Unpin>(
-    out: &mut W,
-    id: &RequestId,
-    duplicates: usize,
-) -> std::io::Result<()> {
-    let answer = error_line(Some(id), &duplicate());
-    for _ in 0..duplicates {
-        out.write_all(&answer).await?;
+/// Writes what the request order let go: the errors of requests that reused an id, held
+/// answers whose turn came.
+async fn write_released<W: AsyncWrite + Unpin>(out: &mut W, released: Vec<Release>) -> std::io::Result<()> {
+    for release in released {
+        match release {
+            Release::Duplicates(id, duplicates) => {
+                let answer = error_line(Some(&id), &duplicate());
+                for _ in 0..duplicates {
+                    out.write_all(&answer).await?;
+                }
+            }
+            Release::Line(line) => out.write_all(&line).await?,
+        }
     }
     Ok(())
 }
@@ -407,23 +473,19 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                         buf.clear();
                     }
                 } else {
-                    let held = order.observe_outgoing(&buf);
+                    // What a request that will never be answered let go came first.
+                    write_released(&mut out, order.take_freed()).await?;
+                    let released = order.observe_outgoing(&buf);
                     if tracing::enabled!(tracing::Level::DEBUG) {
                         log_error_answer(&buf);
                     }
                     out.write_all(&buf).await?;
                     buf.clear();
-                    if let Some((id, duplicates)) = held {
-                        write_duplicates(&mut out, &id, duplicates).await?;
-                    }
+                    write_released(&mut out, released).await?;
                 }
             }
-            // Duplicates of a request that will never be answered (the peer cancelled it).
-            _ = order.freed_ready() => {
-                for (id, duplicates) in order.take_freed() {
-                    write_duplicates(&mut out, &id, duplicates).await?;
-                }
-            }
+            // Let go by a request that will never be answered (the peer cancelled it).
+            _ = order.freed_ready() => write_released(&mut out, order.take_freed()).await?,
         }
         // Flush once nothing more is ready to write at once.
         if !rmcp.buffer().contains(&b'\n') && answers.is_empty() {

@@ -668,3 +668,57 @@ async fn too_deep_json_is_answered_as_on_stdio() {
     assert!(r.body.is_empty(), "HTTP {} {}", r.status, r.text());
     assert_eq!(r.status, 400);
 }
+
+// Unparseable JSON is a parse error however deep it goes before it breaks: a `tools/call` whose
+// arguments open 2,000,000 arrays and never close them gets -32700 with id null (HTTP 400), as a
+// body that is not JSON does; a well-formed body nested too deep keeps `validation_failed`
+// naming the cap (above). The same line on stdio gets the same parse error. (Before: the
+// unterminated body was answered `validation_failed`.)
+#[tokio::test]
+async fn an_unterminated_deep_body_is_a_parse_error() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    let mut stdio = Stdio::start(&bridge).await;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"w-1__set_recipient","arguments":{{"tree":{}"#,
+        "[".repeat(2_000_000)
+    );
+    let r = post(&url, "tools/call", &[("Mcp-Name", "w-1__set_recipient")], body.as_bytes()).await;
+    let message = assert_jsonrpc_error(&r, 400, -32700, Value::Null);
+    assert!(message.starts_with("Parse error"), "{message}");
+    // Well-formed up to a point, then broken deep inside: the same.
+    let broken = format!(
+        r#"{{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{{"name":"w-1__set_recipient","arguments":{{"tree":{}1,]{}}}}}}}"#,
+        "[".repeat(300),
+        "]".repeat(299)
+    );
+    let r = post(&url, "tools/call", &[("Mcp-Name", "w-1__set_recipient")], broken.as_bytes()).await;
+    assert_jsonrpc_error(&r, 400, -32700, Value::Null);
+    stdio.send(broken.as_bytes()).await;
+    let on_stdio = stdio.answer().await;
+    assert_eq!(on_stdio["id"], Value::Null, "{on_stdio}");
+    assert_eq!(on_stdio["error"]["code"], -32700, "{on_stdio}");
+}
+
+// 2026-07-28 over HTTP as over stdio: `server/discover` without the request `_meta` its spec
+// requires (no params, or `params: {}`) gets -32602 naming the missing keys, never a
+// method-not-found; with it, it is served.
+#[tokio::test]
+async fn server_discover_without_meta_is_told_what_is_missing() {
+    let bridge = bridge();
+    let url = start(&bridge).await;
+    for (id, body) in [
+        (1, json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover"})),
+        (2, json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {}})),
+    ] {
+        let r = post(&url, "server/discover", &[], body.to_string().as_bytes()).await;
+        assert_eq!(r.json()["id"], id, "{}", r.text());
+        assert_eq!(r.json()["error"]["code"], -32602, "{}", r.text());
+        let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(message.contains("io.modelcontextprotocol/protocolVersion"), "{message}");
+        assert!(message.contains("io.modelcontextprotocol/clientCapabilities"), "{message}");
+    }
+    let discover = json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {"_meta": modern_meta()}});
+    let r = post(&url, "server/discover", &[], discover.to_string().as_bytes()).await;
+    assert!(r.json()["result"]["supportedVersions"].is_array(), "{}", r.text());
+}

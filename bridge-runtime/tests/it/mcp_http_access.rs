@@ -674,3 +674,66 @@ async fn the_generated_token_file_is_deleted_when_the_server_stops() {
     assert_eq!(std::fs::read_to_string(&named).unwrap(), "app-named-token-0123456789\n");
     std::fs::remove_file(&named).unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Only the endpoint is served, the Origin is one exact serialized origin, one Authorization.
+
+/// A keep-alive POST of a 2026-07-28 `tools/list` to `target` with the token and `extra`.
+async fn post_to(addr: SocketAddr, target: &str, extra: &[(&str, &str)]) -> Answer {
+    let host = format!("127.0.0.1:{}", addr.port());
+    let body = tools_list(21);
+    let head = post_head(&host, extra, body.len()).replacen("POST /mcp ", &format!("POST {target} "), 1);
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&body).await.unwrap();
+    read_answer(&mut stream).await.expect("an answer")
+}
+
+// Only `/mcp` itself (with a query string, which a client may carry in its endpoint URL) is
+// the MCP endpoint; every other path is 404: `/mcp/`, `/mcp/anything`, `/mcp/%2e%2e/admin`
+// (before: served as `/mcp`), `/MCP`, `/mcpx`.
+#[tokio::test]
+async fn only_the_exact_endpoint_path_is_served() {
+    let addr = start_with(HttpOptions::default()).await;
+    for target in ["/mcp", "/mcp?client=x"] {
+        let answer = post_to(addr, target, &[]).await;
+        assert_eq!(answer.status, 200, "{target}: {answer:?}");
+    }
+    for target in ["/mcp/", "/mcp/anything", "/mcp/%2e%2e/admin", "/mcp//", "/MCP", "/mcpx", "/", "/mcp/?x=1"] {
+        let answer = post_to(addr, target, &[]).await;
+        assert_eq!(answer.status, 404, "{target}: {answer:?}");
+    }
+}
+
+// CP-5-16's Origin rule: an Origin is the exact serialized origin `scheme://host[:port]`; the
+// server's own with a trailing slash or any path is refused with 403 (before: the slash passed).
+#[tokio::test]
+async fn an_origin_with_a_path_or_trailing_slash_is_refused() {
+    let addr = start_with(HttpOptions::default()).await;
+    let own = format!("http://127.0.0.1:{}", addr.port());
+    assert_eq!(post_to(addr, "/mcp", &[("Origin", own.as_str())]).await.status, 200);
+    for origin in [format!("{own}/"), format!("{own}/mcp"), format!("{own}?x"), format!("{own}#x")] {
+        let host = format!("127.0.0.1:{}", addr.port());
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(post_head(&host, &[("Origin", origin.as_str())], 100_000).as_bytes()).await.unwrap();
+        assert_refused(&mut stream, 403, &origin).await;
+    }
+}
+
+// More than one Authorization header is refused with 401, whichever comes first (before: the
+// first one decided).
+#[tokio::test]
+async fn two_authorization_headers_are_refused() {
+    let addr = start_with(HttpOptions::default()).await;
+    let host = format!("127.0.0.1:{}", addr.port());
+    for pair in [
+        [HTTP_AUTH, "Bearer wrong-token-0123456789abcdef"],
+        ["Bearer wrong-token-0123456789abcdef", HTTP_AUTH],
+        [HTTP_AUTH, HTTP_AUTH],
+    ] {
+        let extra = [("Authorization", pair[0]), ("Authorization", pair[1])];
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(post_head_as(&host, &extra, 100_000).as_bytes()).await.unwrap();
+        assert_unauthorized(&mut stream, &format!("{pair:?}")).await;
+    }
+}

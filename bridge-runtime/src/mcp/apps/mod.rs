@@ -86,7 +86,9 @@ pub(crate) fn client_supports_ui(context: &RequestContext<RoleServer>) -> bool {
     capabilities_support_ui(context.client_capabilities().as_ref())
 }
 
-fn capabilities_support_ui(caps: Option<&ClientCapabilities>) -> bool {
+/// Whether client capabilities `caps` declare the extension with a MIME type this server
+/// serves.
+pub(crate) fn capabilities_support_ui(caps: Option<&ClientCapabilities>) -> bool {
     let Some(settings) = caps.and_then(|c| c.extensions.as_ref()).and_then(|e| e.get(UI_EXTENSION_ID)) else {
         return false;
     };

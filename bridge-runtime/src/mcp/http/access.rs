@@ -8,7 +8,8 @@
 //! `:authority`), of the grammar `reg-name / IPv4 / "[" IPv6 "]"` with an optional port and
 //! nothing else (no userinfo, no path, no percent-encoding; 400 otherwise); a request target in
 //! origin form (`/mcp`), or in absolute form naming exactly the `Host` (403 otherwise); at most
-//! one `Origin` (403).
+//! one `Origin`, and that one the exact serialization of an origin, `scheme://host[:port]` with
+//! nothing after it, not even a `/` (403 otherwise, RFC 6454 §6.2).
 
 use super::HttpOptions;
 use axum::http::{HeaderMap, StatusCode, Uri, Version, header};
@@ -91,6 +92,18 @@ impl Origin {
             _ => None,
         };
         Some(Self { host: normalize_host(authority.host()), port: authority.port_u16().or(default_port), scheme })
+    }
+}
+
+impl Origin {
+    /// An `Origin` header: exactly `scheme://host[:port]` (RFC 6454's serialization), no path
+    /// (not even `/`), query, fragment or surrounding space; `None` otherwise.
+    fn parse_header(value: &str) -> Option<Self> {
+        let (_, rest) = value.split_once("://")?;
+        if rest.is_empty() || rest.contains(['/', '?', '#']) || value.trim() != value {
+            return None;
+        }
+        Self::parse(value)
     }
 }
 
@@ -211,7 +224,7 @@ impl Access {
             tracing::warn!("refused an HTTP request with more than one Origin header");
             return Err(StatusCode::FORBIDDEN);
         }
-        let parsed = origin.to_str().ok().and_then(Origin::parse);
+        let parsed = origin.to_str().ok().and_then(Origin::parse_header);
         if parsed.as_ref().is_some_and(|o| self.is_own(o, host.port) || self.trusted.contains(o)) {
             return Ok(());
         }
@@ -267,6 +280,8 @@ mod tests {
             "null",
             "http://evil.example:4000",
             "http://localhost:4000/page",
+            "http://localhost:4000/",
+            "http://127.0.0.1:4000?x",
             "http://user@localhost:4000",
             "",
         ] {

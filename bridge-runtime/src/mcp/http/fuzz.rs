@@ -80,7 +80,9 @@ pub fn http_head(data: &[u8]) -> HttpHeadReport {
         }
         Ok(()) => check_admitted_head(&uri, &headers),
     }
-    let presented = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+    // Exactly one Authorization header may admit: two never do, whatever they hold.
+    let single = headers.get_all(header::AUTHORIZATION).iter().count() == 1;
+    let presented = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).filter(|_| single);
     let expected = TOKENS.iter().position(|(_, secret)| {
         presented.is_some_and(|p| {
             p.split_once(' ')

@@ -15,13 +15,22 @@
 //!   `max_request_body_bytes`, parsed once with serde_json, and forwarded byte for byte.
 //!   - Over the cap: HTTP 413 with a JSON-RPC `-32600` error (`id: null`).
 //!   - Declared `application/json` but not JSON: HTTP 400 with a JSON-RPC `-32700` Parse error
-//!     (`id: null`). rmcp answers 415 with plain text.
-//!   - JSON nested deeper than the parser reads: the answer stdio gives the same bytes, from the
-//!     classifier both transports share (`mcp::inbound`): a `tools/call` gets the GB tool error
-//!     `validation_failed` naming the argument and the cap (HTTP 200, a JSON-RPC result with the
-//!     server's `_meta`, whatever the routing headers say), another request with a usable id
-//!     `-32602` with that id (HTTP 400), a notification or a response no body (HTTP 400), the
-//!     rest `-32700` with `id: null`.
+//!     (`id: null`), however deep the body goes before it breaks or ends (one answer per POST:
+//!     stdio's storm guard has nothing to ration here). rmcp answers 415 with plain text.
+//!   - Well-formed JSON nested deeper than the parser reads: the answer stdio gives the same
+//!     bytes, from the classifier both transports share (`mcp::inbound`): a `tools/call` gets the
+//!     GB tool error `validation_failed` naming the argument and the cap (HTTP 200, a JSON-RPC
+//!     result in the dispatcher's shape — the server's `_meta`, `bridge/windowId` for a window
+//!     tool, `resultType` only for a 2026-07-28 request — whatever the routing headers say),
+//!     another request with a usable id `-32602` with that id (HTTP 400), a notification or a
+//!     response no body (HTTP 400), the rest `-32700` with `id: null`.
+//!   - A request on a legacy session (`Mcp-Session-Id`) whose `id` is the id of a request of
+//!     that session still in flight (its response not yet finished): HTTP 400 with a JSON-RPC
+//!     `-32600` error carrying that id, on its own POST and at once, and the request never
+//!     reaches rmcp, which would run both and route both answers to one response stream (the
+//!     other POST never answered). Every POST gets exactly one answer. (stdio, one stream for
+//!     both answers, writes that error after the original's answer instead.) An id is free
+//!     again when its POST's response ends or its client drops it.
 //!   - JSON, but not an MCP JSON-RPC message (a batch, no `"jsonrpc": "2.0"`, an `id` that is
 //!     neither a string nor an integer, a non-string `method`, anything rmcp's own
 //!     [`ClientJsonRpcMessage`] refuses): HTTP 400, `-32600` Invalid Request; params or
@@ -60,8 +69,8 @@ use super::access::Access;
 use super::admission::Connection;
 use super::sessions::BoundedSessions;
 use super::token::Tokens;
-use crate::mcp::inbound::{Inbound, params_problem, request_problem};
-use crate::mcp::mapping::to_call_tool_result;
+use crate::mcp::inbound::{Inbound, is_modern, params_problem, request_problem};
+use crate::mcp::server::refused_call_result;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -71,8 +80,9 @@ use rmcp::model::{ClientCapabilities, ClientJsonRpcMessage, ClientRequest, Error
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -101,9 +111,51 @@ pub(super) struct Strict {
     pub(super) body_timeout: std::time::Duration,
     /// Slots for open `subscriptions/listen` streams.
     pub(super) listens: Listens,
-    /// The `_meta` of a tool result this layer answers (the server's identity), as rmcp's and
-    /// the stdio pre-layer's results carry it.
-    pub(super) result_meta: Arc<rmcp::model::MetaObject>,
+    /// The bridge, for a tool result this layer answers in the dispatcher's shape (the
+    /// server's identity, the tool's window).
+    pub(super) bridge: crate::gui::Bridge,
+    /// Request ids in flight on legacy sessions.
+    pub(super) in_flight: InFlight,
+}
+
+/// The request ids in flight on legacy sessions: `(Mcp-Session-Id, id as JSON)`, one entry per
+/// POST whose response has not ended. Bounded by the connections (one POST each).
+#[derive(Clone, Default)]
+pub(super) struct InFlight(Arc<Mutex<HashSet<(String, String)>>>);
+
+impl InFlight {
+    /// Claims `key`; `None` when a request with it is already in flight.
+    fn claim(&self, key: (String, String)) -> Option<Claimed> {
+        let mut set = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        set.insert(key.clone()).then(|| Claimed { set: self.clone(), key })
+    }
+}
+
+/// A claimed request id, released when dropped (with its POST's response body).
+struct Claimed {
+    set: InFlight,
+    key: (String, String),
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        self.set.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.key);
+    }
+}
+
+/// A response body's data that holds something until it is dropped (the response ended or the
+/// client went away).
+struct HoldingClaim {
+    inner: axum::body::BodyDataStream,
+    _claim: Claimed,
+}
+
+impl futures_core::Stream for HoldingClaim {
+    type Item = Result<Bytes, axum::Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.get_mut().inner).poll_next(cx)
+    }
 }
 
 /// The cap on open `subscriptions/listen` streams: one semaphore permit per stream.
@@ -236,13 +288,14 @@ async fn post(strict: &Strict, request: Request, next: Next) -> Response {
     let parsed = serde_json::from_slice::<Value>(&bytes);
     if parsed.is_err()
         && is_json(&parts.headers)
-        && let Some(answer) = unparseable(strict, &bytes)
+        && let Some(answer) = unparseable(strict, &parts.headers, &bytes)
     {
         return answer;
     }
     let kind = parsed.as_ref().map_or(Kind::Other(Value::Null), classify);
     // A body not declared as JSON is rmcp's to refuse (415); it is reshaped below.
     let mut slot = None;
+    let mut claim = None;
     if is_json(&parts.headers) {
         let checked = parsed
             .map_err(|e| WireError::new(StatusCode::BAD_REQUEST, ErrorCode::PARSE_ERROR, format!("Parse error: {e}")))
@@ -255,12 +308,42 @@ async fn post(strict: &Strict, request: Request, next: Next) -> Response {
             Ok(admitted) => slot = admitted,
             Err(error) => return error.into_response(&kind),
         }
+        match claim_id(strict, &parts.headers, &value) {
+            Ok(claimed) => claim = claimed,
+            Err(error) => return error.into_response(&kind),
+        }
     }
     let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
     let response = finish_post(response, &kind).await;
-    match slot {
+    let response = match slot {
         Some(slot) => response.map(|body| Body::from_stream(Holding { inner: body.into_data_stream(), _slot: slot })),
         None => response,
+    };
+    match claim {
+        Some(claim) => {
+            response.map(|body| Body::from_stream(HoldingClaim { inner: body.into_data_stream(), _claim: claim }))
+        }
+        None => response,
+    }
+}
+
+/// A request on a legacy session claims its id for as long as its POST's response lasts; a
+/// second request with that id meanwhile is refused (see the module docs).
+fn claim_id(strict: &Strict, headers: &HeaderMap, value: &Value) -> Result<Option<Claimed>, WireError> {
+    let Some(session) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+        return Ok(None);
+    };
+    let (Some(id), true) = (value.get("id").filter(|id| valid_id(id)), value.get("method").is_some()) else {
+        return Ok(None);
+    };
+    match strict.in_flight.claim((session.to_owned(), id.to_string())) {
+        Some(claim) => Ok(Some(claim)),
+        None => {
+            tracing::debug!(%id, "refused a request whose id is in flight on its session");
+            Err(WireError::invalid_request(
+                "Invalid Request: a request with this id is still in progress on this session",
+            ))
+        }
     }
 }
 
@@ -269,7 +352,7 @@ async fn post(strict: &Strict, request: Request, next: Next) -> Response {
 /// tool error `validation_failed` naming the argument (HTTP 200), another request `-32602` with
 /// its id; not JSON, `-32700` with `id: null`; a notification or a response no body (HTTP 400).
 /// `None` for an empty body, left to the caller's parse error.
-fn unparseable(strict: &Strict, bytes: &[u8]) -> Option<Response> {
+fn unparseable(strict: &Strict, headers: &HeaderMap, bytes: &[u8]) -> Option<Response> {
     let message = match crate::mcp::inbound::classify(bytes) {
         Inbound::Blank | Inbound::Forward { .. } => return None,
         Inbound::Silent => return Some(empty(StatusCode::BAD_REQUEST)),
@@ -279,9 +362,12 @@ fn unparseable(strict: &Strict, bytes: &[u8]) -> Option<Response> {
         Inbound::Unidentified(error) => {
             (StatusCode::BAD_REQUEST, serde_json::json!({"jsonrpc": "2.0", "id": null, "error": error}))
         }
-        Inbound::RefuseCall { id, error } => {
-            let mut result = to_call_tool_result(&Err(error));
-            result.meta = Some((*strict.result_meta).clone());
+        Inbound::RefuseCall { id, error, tool, version, ui } => {
+            // The request's own era, else its session's: a legacy session has an id header.
+            // Its own capabilities (a legacy session's, declared at its `initialize`, are not
+            // kept here: without them, no window state).
+            let modern = version.as_deref().map_or(!headers.contains_key("mcp-session-id"), is_modern);
+            let result = refused_call_result(&strict.bridge, tool.as_deref(), error, modern, ui.unwrap_or(false));
             (StatusCode::OK, serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}))
         }
     };

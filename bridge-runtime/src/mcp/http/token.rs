@@ -96,11 +96,16 @@ impl Tokens {
         self.entries.is_empty()
     }
 
-    /// The label of the token `headers` present, `None` when the header is missing, not
-    /// `Bearer`, or names no token. Every configured token is compared, in constant time each.
+    /// The label of the token `headers` present, `None` when the header is missing, given more
+    /// than once, not `Bearer`, or names no token. Every configured token is compared, in constant time each.
     pub(super) fn check(&self, headers: &HeaderMap) -> Option<TokenLabel> {
-        let offered = headers
-            .get(header::AUTHORIZATION)
+        let mut values = headers.get_all(header::AUTHORIZATION).iter();
+        let (first, second) = (values.next(), values.next());
+        if second.is_some() {
+            // Two credentials: no "first wins" (a proxy and the server could read different ones).
+            return None;
+        }
+        let offered = first
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.split_once(' '))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
