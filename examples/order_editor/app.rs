@@ -6,7 +6,7 @@ use bridge_runtime::prelude::*;
 /// The order form: one `fields` block. The payment password is redacted before it leaves the
 /// process (GB-4.5-2): it is a `Secret` and its item is `sensitive`; it is changed only through
 /// `set_payment_password`, whose parameter is sensitive too, so the journal masks it.
-#[derive(BridgeFields, Default)]
+#[derive(BridgeFields, Default, Clone)]
 pub struct OrderForm {
     /// Who receives the order.
     pub recipient: String,
@@ -26,8 +26,10 @@ pub struct Product {
     pub unit_price: String,
 }
 
-/// Window "Order Editor" (GB Appendix A, window A).
-#[bridge_window(title = "Order Editor", summary = summary)]
+/// Window "Order Editor" (GB Appendix A, window A). Its value is copied before each agent
+/// change, so the user can take the agent's last change back (`Ui::undo`).
+#[derive(Clone)]
+#[bridge_window(title = "Order Editor", summary = summary, undo)]
 pub struct OrderEditor {
     #[bridge(fields, id = "order", label = "Order")]
     pub form: OrderForm,
@@ -44,6 +46,10 @@ pub struct OrderEditor {
     /// without showing anything of the password.
     #[bridge(skip)]
     pub password_changes: u32,
+    /// Only the user confirms orders: "Confirm order" opens with `confirm` as the user's alone
+    /// ([`set_user_confirms`]).
+    #[bridge(skip)]
+    pub user_confirms: bool,
 }
 
 impl OrderEditor {
@@ -63,6 +69,7 @@ impl OrderEditor {
             order_no,
             placed: false,
             password_changes: 0,
+            user_confirms: false,
         };
         editor.revalidate();
         editor
@@ -135,10 +142,7 @@ impl OrderEditor {
             .iter()
             .any(|f| f.sensitive && (f.key.eq_ignore_ascii_case(&field) || f.label.eq_ignore_ascii_case(&field)))
         {
-            return Err(ActionError::field(
-                "field",
-                "The payment password is the user's to enter, in the app",
-            ));
+            return Err(ActionError::field("field", "The payment password is the user's to enter, in the app"));
         }
         if value.chars().count() > MAX_FIELD_CHARS {
             return Err(ActionError::field("value", format!("At most {MAX_FIELD_CHARS} characters")));
@@ -178,8 +182,22 @@ impl OrderEditor {
             return Err(ActionError::fields(problems));
         }
         let owner = cx.window_id().unwrap_or_default().to_owned();
-        cx.open_modal(ConfirmOrder { owner, recipient: self.form.recipient.clone(), amount: self.form.amount.clone() });
-        cx.set_message("Submitted; a confirmation dialog popped up");
+        let dialog = ConfirmOrder {
+            owner: owner.clone(),
+            recipient: self.form.recipient.clone(),
+            amount: self.form.amount.clone(),
+            by_user: self.user_confirms,
+        };
+        let mut options = OpenOptions::modal_of(owner);
+        if self.user_confirms {
+            options = options.user_only_action("confirm");
+        }
+        cx.open_with(dialog, options);
+        cx.set_message(if self.user_confirms {
+            "Submitted; the user confirms the order in the app"
+        } else {
+            "Submitted; a confirmation dialog popped up"
+        });
         Ok(())
     }
 
@@ -197,14 +215,45 @@ impl OrderEditor {
 }
 
 /// Window-level modal "Confirm order", owned by the editor that opened it.
-#[bridge_window(title = "Confirm order", summary = "Confirm the order for {recipient}, amount {amount}?")]
+#[bridge_window(title = "Confirm order", summary = summary)]
 pub struct ConfirmOrder {
     #[bridge(skip)]
     pub owner: String,
+    /// Only the user confirms (its `confirm` is the user's alone): the summary says so.
+    #[bridge(skip)]
+    pub by_user: bool,
     #[bridge(text, id = "recipient", label = "Recipient")]
     pub recipient: String,
     #[bridge(text, id = "amount", label = "Amount")]
     pub amount: String,
+}
+
+impl ConfirmOrder {
+    /// What the dialog asks, and who answers it.
+    pub fn summary(&self) -> String {
+        if self.by_user {
+            format!("Waiting for the user to confirm the order for {}, amount {}", self.recipient, self.amount)
+        } else {
+            format!("Confirm the order for {}, amount {}?", self.recipient, self.amount)
+        }
+    }
+}
+
+/// Makes "Confirm order" the user's alone (`on`) or anyone's again, in every Order Editor and in
+/// every open "Confirm order" dialog: a run-time switch (the egui app's "Only I confirm orders",
+/// `order_editor --user-confirms`). The user then confirms in the app; an agent calling
+/// `{winId}__confirm` gets `action_not_available`. `actor` is who switched it (the user in the
+/// egui app, the app's own code at start-up), as the journal records it.
+pub fn set_user_confirms(ui: &mut Ui, actor: bridge_runtime::gui::Actor, on: bool) {
+    let editors: Vec<String> = ui.windows_of::<OrderEditor>().map(|(id, _)| id.to_owned()).collect();
+    for id in editors {
+        ui.edit_as::<OrderEditor, _>(actor.clone(), &id, |e, _| e.user_confirms = on);
+    }
+    let dialogs: Vec<String> = ui.windows_of::<ConfirmOrder>().map(|(id, _)| id.to_owned()).collect();
+    for id in dialogs {
+        ui.set_user_only(&id, Some("confirm"), on);
+        ui.edit_as::<ConfirmOrder, _>(actor.clone(), &id, |d, _| d.by_user = on);
+    }
 }
 
 #[bridge_actions]

@@ -46,6 +46,11 @@ struct Args {
     /// Secrets are masked as in the snapshot.
     #[arg(long, value_name = "FILE")]
     journal: Option<std::path::PathBuf>,
+    /// Only the user confirms orders: "Confirm order" is never a tool and an agent's
+    /// `{winId}__confirm` gets action_not_available (there is no user here, so orders stay
+    /// unconfirmed; the egui example has the switch in its window).
+    #[arg(long)]
+    user_confirms: bool,
     /// Benchmarks only (BENCHMARKS.md, "The journal's cost per call"): keep no journal at all.
     #[arg(long, hide = true, conflicts_with = "journal")]
     no_journal: bool,
@@ -77,7 +82,7 @@ async fn main() {
         .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
         .init();
 
-    let (rows, extra) = (args.rows, args.extra_editors);
+    let (rows, extra, user_confirms) = (args.rows, args.extra_editors, args.user_confirms);
     let mut builder = app::build(rows).journal(!args.no_journal);
     if let Some(path) = &args.journal {
         match bridge_runtime::gui::JsonLinesSink::open(path) {
@@ -90,6 +95,9 @@ async fn main() {
     }
     let bridge = builder.spawn_headless(move |ui| {
         app::open_initial(ui, rows);
+        if user_confirms {
+            app::set_user_confirms(ui, bridge_runtime::gui::Actor::App, true);
+        }
         for i in 0..extra {
             ui.open(app::OrderEditor::new(20_000 + i as u32), bridge_runtime::OpenOptions::window());
         }

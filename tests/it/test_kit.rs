@@ -208,3 +208,58 @@ fn the_appendix_a_session_is_journaled() {
     );
     assert_eq!(app.journal().dropped(), 0);
 }
+
+// Issue #20 item 3: the user takes the agent's edit back. The field shows the old value, the
+// version rises (GB-4.2-8), the agent's write with the version it read gets stale_state
+// (GB-7.1-2), and the journal records the undo as the user's.
+#[test]
+fn the_user_undoes_the_agents_edit() {
+    let mut app = app();
+    let v = app.version("w-A");
+    app.call("w-A__edit_field", json!({"field": "Recipient", "value": "Mallory", "expectedVersion": v})).expect_ok();
+    assert_eq!(app.version("w-A"), v + 1);
+    let undone = app.undo("w-A").expect("the agent's edit can be undone");
+    assert_eq!(undone.tool, "w-A__edit_field");
+    assert_eq!(app.window("w-A").summary.as_deref(), Some("Editing order #12345, recipient not yet filled in"));
+    assert_eq!(app.version("w-A"), v + 2);
+    assert_eq!(app.take_notifications().last(), Some(&Notification::ResourceUpdated));
+    let e = app.call("w-A__edit_field", json!({"field": "Recipient", "value": "Eve", "expectedVersion": v + 1}));
+    e.expect_err(ErrorCode::StaleState);
+    let last = app.journal().entries().into_iter().rev().find(|e| e.outcome == bridge_runtime::gui::Outcome::Ok);
+    assert!(last.is_some_and(|e| e.actor == bridge_runtime::gui::Actor::User), "the undo is the user's");
+    // A read-only call keeps no copy; the undo stack is empty again.
+    assert!(app.ui().undo_points("w-A").is_empty());
+}
+
+// Issue #20 item 4: with "only the user confirms orders" on, the dialog is in app://windows and
+// in operableWindowIds without its confirm tool, its summary says it waits for the user; the agent's
+// confirm gets action_not_available; the user's confirm places the order. Switched off, the
+// agent may confirm again.
+#[test]
+fn only_the_user_confirms_the_order_when_the_app_says_so() {
+    let mut app = app();
+    order_editor::set_user_confirms(app.ui(), bridge_runtime::gui::Actor::User, true);
+    app.check();
+    app.call("w-A__edit_field", json!({"field": "Recipient", "value": "Ada"})).expect_ok();
+    let dialog = app.call("w-A__submit", json!({})).expect_ok().opened_window_ids.unwrap_or_default().remove(0);
+    assert_eq!(app.operable(), [dialog.clone(), "w-C".to_owned()]);
+    // Confirming is the user's alone; cancelling (nothing placed) stays the agent's too.
+    assert!(!app.tool_names().contains(&format!("{dialog}__confirm")), "{:?}", app.tool_names());
+    assert!(app.tool_names().contains(&format!("{dialog}__cancel")));
+    let summary = app.window(&dialog).summary.clone().unwrap_or_default();
+    assert!(summary.starts_with("Waiting for the user to confirm"), "{summary}");
+    app.call(&format!("{dialog}__confirm"), json!({})).expect_err(ErrorCode::ActionNotAvailable);
+    assert!(app.ui().is_open(&dialog));
+    app.user_call(&format!("{dialog}__confirm"), json!({})).expect_ok();
+    assert_eq!(app.window("w-A").summary.as_deref(), Some("Order #12345 for Ada was placed"));
+
+    // Switched off while a dialog is open: its confirm is a tool again.
+    let mut app = self::app();
+    order_editor::set_user_confirms(app.ui(), bridge_runtime::gui::Actor::User, true);
+    app.call("w-A__edit_field", json!({"field": "Recipient", "value": "Bo"})).expect_ok();
+    let dialog = app.call("w-A__submit", json!({})).expect_ok().opened_window_ids.unwrap_or_default().remove(0);
+    order_editor::set_user_confirms(app.ui(), bridge_runtime::gui::Actor::User, false);
+    app.check();
+    assert!(app.tool_names().contains(&format!("{dialog}__confirm")));
+    app.call(&format!("{dialog}__confirm"), json!({})).expect_ok();
+}

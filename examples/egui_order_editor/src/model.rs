@@ -192,6 +192,7 @@ impl Model for PlainModel {
                     owner: id.to_owned(),
                     recipient: editor.1.form.recipient.clone(),
                     amount: editor.1.form.amount.clone(),
+                    by_user: false,
                 };
                 let dialog_id = self.fresh_id();
                 self.dialogs.push((dialog_id, dialog));
