@@ -62,7 +62,7 @@ fn a_sensitive_argument_never_reaches_a_trace_level_log() {
     // transport and the dispatcher's logs all the same.
     let set = answer(2);
     assert_eq!(set["result"]["isError"], true, "{set}");
-    assert_eq!(set["result"]["structuredContent"]["error"], "action_not_available", "{set}");
+    assert_eq!(set["result"]["structuredContent"]["code"], "action_not_available", "{set}");
     // A line rmcp cannot parse is logged too.
     send(serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": 5, "x": CANARY}));
     send(

@@ -54,8 +54,14 @@ impl Peer {
 
     /// Starts an example with its stderr going to `stderr`.
     fn spawn_with_stderr(example: &str, stderr: Stdio) -> Self {
+        Self::spawn_with(example, &[], stderr)
+    }
+
+    /// Starts an example with `args`, its stderr going to `stderr`.
+    fn spawn_with(example: &str, args: &[&str], stderr: Stdio) -> Self {
         let path = examples_dir().join(example);
         let mut child = Command::new(&path)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -787,4 +793,42 @@ async fn a_content_only_client_loses_nothing() {
     let (_, rest) = check(&mut peer, "w-A__submit", json!({})).await;
     let dialog = rest["openedWindowIds"][0].as_str().expect("the dialog's id is in the text");
     assert!(!dialog.is_empty());
+}
+
+// Issue #20 item 2: with `--journal FILE`, each call's entry is in the file by the time its
+// answer arrives (handed to the sink before the result returns), as one JSON line with the
+// stdio connection's actor; a secret sent to a user-only action is masked there (GB-4.5-2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_journal_file_has_each_call_before_its_answer() {
+    let file = std::env::temp_dir().join(format!("bridge-journal-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let mut peer = Peer::spawn_with("order_editor", &["--journal", file.to_str().unwrap()], Stdio::null());
+    peer.handshake().await;
+    let lines = |file: &std::path::Path| -> Vec<Value> {
+        std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    };
+    for (id, value) in [(1, "Ada"), (2, "Grace")] {
+        let answer = peer.call(id, "w-A__edit_field", json!({"field": "recipient", "value": value})).await;
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        let last = lines(&file).pop().expect("an entry");
+        assert_eq!(last["operation"], json!({"kind": "tool", "name": "w-A__edit_field"}));
+        assert_eq!(last["arguments"]["value"], value);
+        assert_eq!(last["actor"]["transport"], "stdio");
+        assert_eq!(last["outcome"], json!({"status": "ok"}));
+    }
+    let canary = "canary-3b9d-password";
+    let refused = peer.call(3, "w-A__set_payment_password", json!({"password": canary})).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let last = lines(&file).pop().expect("an entry");
+    assert_eq!(last["outcome"], json!({"status": "error", "code": "action_not_available"}));
+    assert_eq!(last["arguments"]["password"], "••••••");
+    assert!(!std::fs::read_to_string(&file).unwrap_or_default().contains(canary));
+    let connections: std::collections::BTreeSet<String> =
+        lines(&file).iter().filter_map(|l| l["actor"]["connection"].as_str().map(str::to_owned)).collect();
+    assert_eq!(connections.len(), 1, "one stdio connection, one agent: {connections:?}");
+    let _ = std::fs::remove_file(&file);
 }

@@ -156,6 +156,10 @@ class HostPage {
           inputs: [...f.querySelectorAll('[name]')].map((i) => i.getAttribute('name')),
         })),
         actionsHidden: document.querySelector('section#actions')?.hidden ?? null,
+        userOnly: [...document.querySelectorAll('section#actions p.user-only')].map((p) => ({
+          action: p.getAttribute('data-action'),
+          text: p.textContent.trim(),
+        })),
       };
     });
   }
@@ -755,6 +759,48 @@ describe('your own parameter types as forms (the schema zoo)', () => {
       [...document.querySelectorAll('form.action[data-action="tag"] select[name="priority"] option')].map((o) => o.textContent));
     assert.deepEqual(options, ['low', 'normal', 'urgent']);
     await hp.page.locator('#view').screenshot({ path: path.join(outDir(), 'schema-zoo-view.png') });
+  });
+});
+
+describe('an approval only the user gives (issue #20 item 4, MA-11-4)', () => {
+  let server;
+  let hp;
+  let direct;
+  before(async () => {
+    server = await startOrderEditor({ args: ['--rows', '100', '--user-confirms'] });
+    hp = await HostPage.open(server, { era: 'auto', ui: '1' });
+    direct = await directClient(server);
+  }, { timeout: TEST_TIMEOUT });
+  after(async () => {
+    await direct?.close().catch(() => {});
+    await hp?.close().catch(() => {});
+    await server?.stop();
+  });
+
+  test('the dialog offers no Confirm button: the view says to confirm in the app, and the agent is refused', { timeout: TEST_TIMEOUT }, async () => {
+    await direct.callTool({ name: 'w-A__edit_field', arguments: { field: 'recipient', value: 'Mary Jackson' } });
+    await hp.untilView((v) => v.state === 'ready' && v.windowId === 'w-A' && v.fields.Recipient?.text === 'Mary Jackson',
+      'the editor with the recipient');
+    await hp.page.evaluate(() => {
+      window.__consent = () => true;
+    });
+    await hp.runAction('submit');
+    await hp.untilLogged('w-A__submit');
+    const dialog = (await readWindows(direct)).windows.find((w) => w.title === 'Confirm order');
+    assert.ok(dialog, 'the dialog opened');
+    assert.match(dialog.summary, /^Waiting for the user to confirm/);
+    const d = await hp.untilView((v) => v.windowId === dialog.id && v.userOnly.length === 1,
+      'the view to show the dialog with its user-only action');
+    assert.deepEqual(d.actions.map((a) => a.action), ['cancel'], 'no Confirm form: only Cancel is a tool');
+    assert.deepEqual(d.userOnly, [{ action: 'confirm', text: 'Confirm: confirm this in the app.' }]);
+    await hp.page.locator('#view').screenshot({ path: path.join(outDir(), 'user-only-view.png') });
+    // The tool is not listed, and calling it by name is refused (GB-7.4-8: no new code).
+    const tools = (await direct.listTools()).tools.map((t) => t.name);
+    assert.ok(!tools.includes(`${dialog.id}__confirm`), JSON.stringify(tools));
+    const refused = await direct.callTool({ name: `${dialog.id}__confirm`, arguments: {} });
+    assert.equal(refused.isError, true);
+    assert.equal(refused.structuredContent?.code, 'action_not_available', JSON.stringify(refused));
+    assert.ok((await readWindows(direct)).windows.some((w) => w.id === dialog.id), 'the dialog is still open');
   });
 });
 
