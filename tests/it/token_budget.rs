@@ -13,7 +13,7 @@ use wire::{Case, Cost, Wire};
 /// Upper bounds, in `o200k_base` tokens, for the Order Editor over stdio (a 2025-11-25 session,
 /// no MCP Apps extension: the case the benchmark's baseline was measured in).
 struct Budget {
-    /// The `tools/list` result (10 tools).
+    /// The `tools/list` result (9 tools).
     tools_list: usize,
     /// The text of `app://windows` (2 windows).
     windows: usize,
@@ -40,7 +40,7 @@ async fn order_editor_stays_within_its_token_budget() {
     let list = w.tools_list().await.expect("tools/list");
     let windows = w.windows().await.expect("app://windows");
     w.close().await;
-    assert_eq!(wire::tools(&list).len(), 10, "the Order Editor lists 10 tools: {list}");
+    assert_eq!(wire::tools(&list).len(), 9, "the Order Editor lists 9 tools: {list}");
     assert_eq!(wire::windows(&windows).len(), 2, "two windows open: {windows}");
     for (what, text, budget) in [("tools/list", &list, BUDGET.tools_list), ("app://windows", &windows, BUDGET.windows)]
     {
