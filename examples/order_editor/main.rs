@@ -54,6 +54,10 @@ struct Args {
     /// Benchmarks only (BENCHMARKS.md, "The journal's cost per call"): keep no journal at all.
     #[arg(long, hide = true, conflicts_with = "journal")]
     no_journal: bool,
+    /// Benchmarks only (BENCHMARKS.md, "Undo copies"): agent changes kept per window for undo
+    /// (0: no copies).
+    #[arg(long, hide = true, default_value_t = bridge_runtime::gui::DEFAULT_UNDO_DEPTH)]
+    undo_depth: usize,
     /// Rows in each "Report Details" window.
     #[arg(long, default_value_t = 10_000)]
     rows: usize,
@@ -83,7 +87,7 @@ async fn main() {
         .init();
 
     let (rows, extra, user_confirms) = (args.rows, args.extra_editors, args.user_confirms);
-    let mut builder = app::build(rows).journal(!args.no_journal);
+    let mut builder = app::build(rows).journal(!args.no_journal).undo_depth(args.undo_depth);
     if let Some(path) = &args.journal {
         match bridge_runtime::gui::JsonLinesSink::open(path) {
             Ok(sink) => builder = builder.journal_sink(sink),
