@@ -1,8 +1,7 @@
 use crate::catalog::{ArgumentLimits, Catalog};
 use crate::gui::actor::{Actor, AgentActor};
-use crate::gui::journal::{Journal, JournalLimits, Operation, Outcome, Pending, unread_arguments};
+use crate::gui::journal::{Journal, JournalLimits, JournalSink, Operation, Outcome, Pending, unread_arguments};
 use crate::gui::published::{Listed, Published};
-use crate::gui::sink::JournalSink;
 use crate::gui::ui::DEFAULT_UNDO_DEPTH;
 use crate::gui::ui::Ui;
 use crate::gui::window::AnyActions;

@@ -6,8 +6,8 @@ use crate::model::{ErrorCode, REDACTED};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
+use std::io;
 
-use super::sink::JournalSink;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -288,6 +288,45 @@ pub(crate) fn unread_arguments(bytes: usize) -> (Value, usize, bool) {
     (Value::Null, bytes, true)
 }
 
+/// Keeps journal entries beyond the in-memory [`Journal`](crate::gui::Journal): an audit trail
+/// ([`BridgeBuilder::journal_sink`](crate::gui::BridgeBuilder::journal_sink)).
+///
+/// **When.** Each entry is handed over *before* the operation's result returns to its caller,
+/// under the UI's turn, in `seq` order: an agent that was told "done" can count on the entry
+/// having been taken. A bounded queue drained by another thread would cost less per call but
+/// loses its tail when the app crashes, and a crash right after an agent's change is exactly
+/// when the record is wanted; so the write is synchronous and a slow sink slows every
+/// operation (keep [`JournalSink::write`] to one buffered append; a file's `write` costs a few
+/// microseconds, see BENCHMARKS.md).
+///
+/// **Repeats.** A run of identical rejections is one in-memory entry with a `count`; the sink
+/// gets that entry again with the same `seq` and the new `count` on every repeat. A reader keeps
+/// the last record of each `seq`.
+///
+/// **Failures.** When `write` fails, the entry waits in a backlog (at most
+/// [`JournalLimits::max_entries`](crate::gui::JournalLimits::max_entries); past that the oldest
+/// is dropped and counted in [`Journal::sink_dropped`](crate::gui::Journal::sink_dropped)), the
+/// error is logged once and shown by [`Journal::sink_error`](crate::gui::Journal::sink_error),
+/// and every **agent** call is refused with `action_not_available` before it runs ("The app
+/// cannot record changes now; nothing was done.") until the sink takes the backlog again (each
+/// agent call retries it first). The user's and the app's own operations go on and wait in the
+/// backlog: the person in front of the app is never locked out by a full disk.
+///
+/// Implemented for closures `FnMut(&JournalEntry) -> io::Result<()>`.
+pub trait JournalSink: Send + 'static {
+    /// Keeps `entry`, or says why it could not (the entry is offered again later).
+    fn write(&mut self, entry: &JournalEntry) -> io::Result<()>;
+}
+
+impl<F> JournalSink for F
+where
+    F: FnMut(&JournalEntry) -> io::Result<()> + Send + 'static,
+{
+    fn write(&mut self, entry: &JournalEntry) -> io::Result<()> {
+        self(entry)
+    }
+}
+
 /// Deepest schema nesting followed when masking; deeper values are masked whole.
 const MASK_DEPTH: usize = 32;
 
@@ -493,7 +532,7 @@ impl Inner {
 ///
 /// **Not an audit trail by itself.** It lives in the app's memory and ends with the process;
 /// what it drops is gone. Read it for the app's own display and for tests. For an audit trail
-/// set a [`JournalSink`] ([`JsonLinesSink`] writes a file): every entry is handed to it before
+/// set a [`JournalSink`] ([`JsonLinesSink`](crate::gui::JsonLinesSink) writes a file): every entry is handed to it before
 /// the operation's result returns.
 ///
 /// A cheap handle (`Clone` shares it): [`Ui::journal`](crate::gui::Ui::journal),

@@ -22,10 +22,10 @@ pub use bridge::{
 pub use context::{ActionContext, OpenOptions};
 pub use journal::{
     DEFAULT_JOURNAL_ARGUMENT_BYTES, DEFAULT_JOURNAL_BYTES, DEFAULT_JOURNAL_ENTRIES, Journal, JournalEntry,
-    JournalLimits, Operation, Outcome,
+    JournalLimits, JournalSink, Operation, Outcome,
 };
 pub use published::{Published, ToolEntry};
-pub use sink::{JournalSink, JsonLinesSink};
+pub use sink::JsonLinesSink;
 pub use text::{MAX_SUMMARY_CHARS, MAX_TITLE_CHARS};
 #[cfg(feature = "testing")]
 pub(crate) use topology::operable_set;
