@@ -54,7 +54,8 @@ impl OpenOptions {
         self
     }
     /// Makes action `name` of the window the user's alone (as [`OpenOptions::user_only`] does
-    /// for all of them).
+    /// for all of them). A name the window's type does not declare (a typo) fails closed: every
+    /// action of the window is then the user's, and an error is logged.
     pub fn user_only_action(mut self, name: impl Into<String>) -> Self {
         self.user_only_actions.push(name.into());
         self

@@ -300,17 +300,23 @@ pub(crate) fn unread_arguments(bytes: usize) -> (Value, usize, bool) {
 /// microseconds, see BENCHMARKS.md).
 ///
 /// **Repeats.** A run of identical rejections is one in-memory entry with a `count`; the sink
-/// gets that entry again with the same `seq` and the new `count` on every repeat. A reader keeps
-/// the last record of each `seq`.
+/// gets that entry again, with the same `seq`, when the count reaches 2, 4, 8, … and when the
+/// run ends (the next entry): a flood of one rejection costs a line per doubling. A reader keeps
+/// the last record of each `seq`; after a crash mid-run the last count written is a lower bound.
+/// Rejections changed nothing.
 ///
-/// **Failures.** When `write` fails, the entry waits in a backlog (at most
+/// **Failures.** When `write` fails (or panics), the entry waits in a backlog (at most
 /// [`JournalLimits::max_entries`](crate::gui::JournalLimits::max_entries); past that the oldest
-/// is dropped and counted in [`Journal::sink_dropped`](crate::gui::Journal::sink_dropped)), the
-/// error is logged once and shown by [`Journal::sink_error`](crate::gui::Journal::sink_error),
+/// rejection is dropped, then the oldest entry, counted in
+/// [`Journal::sink_dropped`](crate::gui::Journal::sink_dropped)), the error is logged once and
+/// shown by [`Journal::sink_error`](crate::gui::Journal::sink_error),
 /// and every **agent** call is refused with `action_not_available` before it runs ("The app
 /// cannot record changes now; nothing was done.") until the sink takes the backlog again (each
 /// agent call retries it first). The user's and the app's own operations go on and wait in the
-/// backlog: the person in front of the app is never locked out by a full disk.
+/// backlog: the person in front of the app is never locked out by a full disk. The one call
+/// during which the sink first fails has already taken effect when its entry is refused: it
+/// waits in the backlog (never pushed out by rejections) and reaches the sink when the sink
+/// recovers; a crash before then loses it.
 ///
 /// Implemented for closures `FnMut(&JournalEntry) -> io::Result<()>`.
 pub trait JournalSink: Send + 'static {
@@ -385,6 +391,10 @@ impl Masker<'_> {
     /// validation but still journaled) is masked too: nothing says it is not a secret. Free-form
     /// values (a schema that declares no properties) are kept as they are.
     fn value(&mut self, value: &Value, schema: &Schema, depth: usize) -> Value {
+        // `null` holds nothing: an absent optional secret stays visible as absent.
+        if value.is_null() {
+            return Value::Null;
+        }
         let parts = self.parts(schema);
         if depth > MASK_DEPTH || parts.iter().any(|p| write_only(p)) {
             return self.mask();
@@ -396,6 +406,9 @@ impl Masker<'_> {
                     parts.iter().filter_map(|p| p.get("items").and_then(Value::as_object)).collect();
                 Value::Array(items.iter().map(|item| self.all(item, &subs, depth)).collect())
             }
+            // A scalar where the schema expects only a structure (an object parameter sent as a
+            // string): nothing says which part of it is secret.
+            _ if expects_only_structure(&parts) => self.mask(),
             other => other.clone(),
         }
     }
@@ -429,6 +442,25 @@ impl Masker<'_> {
     fn all(&mut self, value: &Value, subs: &[&Schema], depth: usize) -> Value {
         subs.iter().fold(value.clone(), |v, sub| self.value(&v, sub, depth + 1))
     }
+}
+
+/// Whether the schemas `parts` describe only objects or arrays (properties, additional
+/// properties or items) and none of them a scalar (`type` string, number, integer, boolean,
+/// `enum`, `const`).
+fn expects_only_structure(parts: &[&Schema]) -> bool {
+    let structured = |p: &&Schema| ["properties", "additionalProperties", "items"].iter().any(|k| p.contains_key(*k));
+    let scalar = |p: &&Schema| {
+        p.contains_key("enum")
+            || p.contains_key("const")
+            || match p.get("type") {
+                Some(Value::String(t)) => matches!(t.as_str(), "string" | "number" | "integer" | "boolean"),
+                Some(Value::Array(ts)) => {
+                    ts.iter().any(|t| matches!(t.as_str(), Some("string" | "number" | "integer" | "boolean")))
+                }
+                _ => false,
+            }
+    };
+    parts.iter().any(structured) && !parts.iter().any(scalar)
 }
 
 /// Whether `schema` says `"writeOnly": true`.
@@ -477,6 +509,8 @@ struct Inner {
     sink_dropped: u64,
     /// The sink's last error, while entries wait in the backlog.
     sink_error: Option<String>,
+    /// The `count` the sink last got for the newest entry.
+    sunk_count: u64,
 }
 
 impl Inner {
@@ -501,7 +535,10 @@ impl Inner {
     fn drain(&mut self) {
         let Some(sink) = self.sink.as_mut() else { return };
         while let Some(next) = self.backlog.front() {
-            match sink.write(next) {
+            // A sink that panics is a sink that failed: the UI goes on (and refuses agents).
+            let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sink.write(next)))
+                .unwrap_or_else(|_| Err(io::Error::other("the journal sink panicked")));
+            match written {
                 Ok(()) => {
                     self.backlog.pop_front();
                 }
@@ -510,8 +547,14 @@ impl Inner {
                         tracing::error!(error = %e, "the journal sink failed; agent calls are refused until it takes entries again");
                     }
                     self.sink_error = Some(e.to_string());
+                    // Full: rejections go first (they changed nothing), so a flood of refused
+                    // calls cannot push out the entry of a change that took effect.
                     while self.backlog.len() > self.limits.max_entries {
-                        self.backlog.pop_front();
+                        let rejected = self.backlog.iter().position(|e| matches!(e.outcome, Outcome::Error { .. }));
+                        match rejected {
+                            Some(at) => self.backlog.remove(at),
+                            None => self.backlog.pop_front(),
+                        };
                         self.sink_dropped += 1;
                     }
                     return;
@@ -568,6 +611,7 @@ impl Journal {
                 backlog: VecDeque::new(),
                 sink_dropped: 0,
                 sink_error: None,
+                sunk_count: 0,
             })),
         }
     }
@@ -668,19 +712,28 @@ impl Journal {
             && last.same_rejection(&entry)
         {
             last.count = last.count.saturating_add(1);
-            if inner.sink.is_some() {
-                let repeat = inner.entries.back().cloned();
-                if let Some(repeat) = repeat {
-                    inner.sink(&repeat);
-                }
+            // The sink gets a run's count at 2, 4, 8, … and when the run ends: a flood of one
+            // rejection writes a line per doubling, not a line per call.
+            let repeat = last.count.is_power_of_two().then(|| last.clone());
+            if let Some(repeat) = repeat.filter(|_| inner.sink.is_some()) {
+                inner.sink(&repeat);
+                inner.sunk_count = repeat.count;
             }
             return;
+        }
+        if let Some(last) = inner.entries.back()
+            && inner.sink.is_some()
+            && last.count != inner.sunk_count
+        {
+            let run = last.clone();
+            inner.sink(&run);
         }
         entry.seq = inner.next_seq;
         entry.count = 1;
         inner.next_seq += 1;
         inner.bytes += entry.size();
         inner.sink(&entry);
+        inner.sunk_count = 1;
         inner.entries.push_back(entry);
         while inner.entries.len() > 1
             && (inner.entries.len() > inner.limits.max_entries || inner.bytes > inner.limits.max_bytes)

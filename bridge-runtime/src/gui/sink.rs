@@ -22,7 +22,8 @@ pub struct JsonLinesSink {
     file: File,
     path: PathBuf,
     sync_each: bool,
-    /// A write failed part-way: the next line starts on a new line.
+    /// A write failed part-way and the part could not be cut off: the next line starts on a
+    /// new line.
     torn: bool,
 }
 
@@ -54,6 +55,20 @@ impl JsonLinesSink {
     }
 }
 
+impl JsonLinesSink {
+    /// After a failed write of which `written` bytes reached the file: cuts them off again
+    /// (the file's end is this line's end: appends are atomic per `write`); returns `error`.
+    fn undo_partial(&mut self, written: usize, error: io::Error) -> io::Error {
+        if written > 0 {
+            let cut = self.file.metadata().map(|m| m.len().saturating_sub(written as u64));
+            if cut.and_then(|len| self.file.set_len(len)).is_err() {
+                self.torn = true;
+            }
+        }
+        error
+    }
+}
+
 impl JournalSink for JsonLinesSink {
     fn write(&mut self, entry: &JournalEntry) -> io::Result<()> {
         let mut line = Vec::with_capacity(512);
@@ -62,9 +77,16 @@ impl JournalSink for JsonLinesSink {
         }
         serde_json::to_writer(&mut line, entry).map_err(io::Error::other)?;
         line.push(b'\n');
-        if let Err(e) = self.file.write_all(&line) {
-            self.torn = true;
-            return Err(e);
+        // One `write` per line; a line cut short (disk full) is cut off the file again, so the
+        // file never holds half a line (and when even that fails, the next line starts anew).
+        let mut written = 0;
+        while written < line.len() {
+            match self.file.write(&line[written..]) {
+                Ok(0) => return Err(self.undo_partial(written, io::ErrorKind::WriteZero.into())),
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.undo_partial(written, e)),
+            }
         }
         self.torn = false;
         if self.sync_each {

@@ -47,6 +47,9 @@ struct Entry {
     user_only: UserOnly,
     /// The agent's kept changes, oldest first ([`Ui::undo`]).
     undo: undo::Stack,
+    /// Counts the operations that may have changed its value (shown or not): an undo point is
+    /// taken back only while nothing else has.
+    changes: u64,
 }
 
 struct AppSlot {
@@ -262,6 +265,7 @@ impl Ui {
             Ok(out) => out,
             Err(panic) => {
                 tracing::error!(window = id, "a host edit panicked; the window is marked failed");
+                self.windows[idx].changes += 1;
                 self.mark_failed(Some(idx), EDIT_FAILED.to_owned());
                 self.commit();
                 if let Some(pending) = pending {
@@ -272,6 +276,7 @@ impl Ui {
         };
         if out.is_some() {
             self.windows[idx].dirty = true;
+            self.windows[idx].changes += 1;
             self.apply(ops);
         }
         self.commit();
@@ -345,10 +350,14 @@ impl Ui {
     /// every action of it when `action` is `None` ([`OpenOptions::user_only`] at run time): its
     /// tools leave (or rejoin) the list, and MCP clients get `notifications/tools/list_changed`.
     /// What the type declares `user_only` stays the user's. Not journaled (it changes who may
-    /// act, not the window). Returns whether the window is open.
+    /// act, not the window). Returns `false`, changing nothing, when no such window is open or
+    /// its type has no action `action` (names are exact: `"confirm"`, not `"Confirm"`).
     pub fn set_user_only(&mut self, id: &str, action: Option<&str>, on: bool) -> bool {
         let Some(i) = self.index_of(id) else { return false };
         let e = &mut self.windows[i];
+        if action.is_some_and(|name| e.spec.action(name).is_none()) {
+            return false;
+        }
         match action {
             None => e.user_only.all = on,
             Some(name) => {
@@ -525,6 +534,16 @@ impl Ui {
                     }
                     self.index.insert(handle.clone(), self.windows.len());
                     let undoable = window.undo_copy().is_some();
+                    let mut user_only = user_only;
+                    // A misspelled approval must not leave the action to agents: fail closed.
+                    if let Some(unknown) = user_only.actions.iter().find(|a| spec.action(a).is_none()) {
+                        tracing::error!(
+                            window = %handle,
+                            action = %unknown,
+                            "OpenOptions::user_only_action names no action of this window; every action of it is the user's alone"
+                        );
+                        user_only.all = true;
+                    }
                     self.windows.push(Entry {
                         handle,
                         internal_id,
@@ -541,6 +560,7 @@ impl Ui {
                         undoable,
                         user_only,
                         undo: undo::Stack::new(),
+                        changes: 0,
                     });
                     self.topology_changed = true;
                 }
@@ -550,6 +570,7 @@ impl Ui {
                     {
                         apply(w.as_any_mut());
                         self.windows[i].dirty = true;
+                        self.windows[i].changes += 1;
                     }
                 }
                 Op::Close(id) => {

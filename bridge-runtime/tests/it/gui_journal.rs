@@ -398,13 +398,16 @@ fn a_json_lines_sink_has_each_entry_before_the_result_returns() {
     assert_eq!(file[1]["arguments"]["password"], "••••••");
     let bytes = std::fs::read(&path).expect("the file reads");
     assert!(!String::from_utf8_lossy(&bytes).contains("hunter2"), "GB-4.5-2: no secret in the file");
-    for _ in 0..3 {
+    for _ in 0..5 {
         app.call("w-1__sign_in", json!({"user": "ada", "password": ""})).expect_err(ErrorCode::ValidationFailed);
     }
-    let file = lines(&path);
-    let repeats: Vec<(u64, u64)> =
-        file[2..].iter().map(|l| (l["seq"].as_u64().unwrap_or(0), l["count"].as_u64().unwrap_or(0))).collect();
-    assert_eq!(repeats, [(3, 1), (3, 2), (3, 3)]);
+    let seq_count = |file: &[Value]| -> Vec<(u64, u64)> {
+        file.iter().map(|l| (l["seq"].as_u64().unwrap_or(0), l["count"].as_u64().unwrap_or(0))).collect()
+    };
+    // A run of one rejection: a line at 1, 2, 4, … and one when the run ends.
+    assert_eq!(seq_count(&lines(&path)[2..]), [(3, 1), (3, 2), (3, 4)]);
+    app.call("w-1__echo", json!({"text": "next"})).expect_ok();
+    assert_eq!(seq_count(&lines(&path)[2..]), [(3, 1), (3, 2), (3, 4), (3, 5), (4, 1)]);
     assert_eq!(app.journal().sink_error(), None);
     #[cfg(unix)]
     {
@@ -456,4 +459,84 @@ fn a_failing_sink_refuses_agents_but_not_the_user_and_loses_nothing() {
     let seqs = taken.lock().map(|t| t.clone()).unwrap_or_default();
     assert_eq!(seqs, (1..=6).collect::<Vec<u64>>(), "every entry reached the sink once, in order");
     assert_eq!(journal.sink_dropped(), 0);
+}
+
+// A sink that panics is a sink that failed: the panic stays inside the journal, the UI goes on,
+// agents are refused until the sink takes entries again (a fresh-user trial saw every later
+// operation panic).
+#[test]
+fn a_panicking_sink_fails_without_taking_the_ui_down() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let panicking = Arc::new(AtomicBool::new(false));
+    let sink = {
+        let panicking = panicking.clone();
+        move |_: &JournalEntry| -> std::io::Result<()> {
+            if panicking.load(Ordering::SeqCst) {
+                panic!("the sink broke");
+            }
+            Ok(())
+        }
+    };
+    let mut app = TestApp::new(builder().journal_sink(sink), |ui| {
+        ui.open(SignIn { user: String::new() }, OpenOptions::window());
+    });
+    panicking.store(true, Ordering::SeqCst);
+    app.call("w-1__echo", json!({"text": "a"})).expect_ok();
+    assert_eq!(app.journal().sink_error().as_deref(), Some("the journal sink panicked"));
+    app.call("w-1__echo", json!({"text": "b"})).expect_err(ErrorCode::ActionNotAvailable);
+    app.user_call("w-1__echo", json!({"text": "c"})).expect_ok();
+    panicking.store(false, Ordering::SeqCst);
+    app.call("w-1__echo", json!({"text": "d"})).expect_ok();
+    assert_eq!(app.journal().sink_error(), None);
+}
+
+// While the sink fails, a flood of refused calls cannot push the entry of a change that took
+// effect out of the backlog: rejections are dropped first (a fresh-user trial lost an answered
+// "ok" call's line this way).
+#[test]
+fn a_flood_of_refusals_cannot_push_a_change_out_of_the_backlog() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let failing = Arc::new(AtomicBool::new(false));
+    let taken = Arc::new(Mutex::new(Vec::<JournalEntry>::new()));
+    let sink = {
+        let (failing, taken) = (failing.clone(), taken.clone());
+        move |entry: &JournalEntry| {
+            if failing.load(Ordering::SeqCst) {
+                return Err(std::io::Error::other("disk full"));
+            }
+            taken.lock().map_err(|_| std::io::Error::other("poisoned"))?.push(entry.clone());
+            Ok(())
+        }
+    };
+    let limits = JournalLimits::default().max_entries(5);
+    let mut app = TestApp::new(builder().journal_limits(limits).journal_sink(sink), |ui| {
+        ui.open(SignIn { user: String::new() }, OpenOptions::window());
+    });
+    failing.store(true, Ordering::SeqCst);
+    app.call("w-1__sign_in", json!({"user": "HARMFUL", "password": "x"})).expect_ok();
+    for i in 0..50 {
+        app.call("w-1__sign_in", json!({"user": format!("u{i}"), "password": "x"}))
+            .expect_err(ErrorCode::ActionNotAvailable);
+    }
+    failing.store(false, Ordering::SeqCst);
+    app.call("w-1__echo", json!({"text": "after"})).expect_ok();
+    let taken = taken.lock().map(|t| t.clone()).unwrap_or_default();
+    let harmful = taken.iter().find(|e| e.arguments["user"] == "HARMFUL" && e.outcome == Outcome::Ok);
+    assert!(harmful.is_some(), "the change that took effect reached the sink");
+    assert!(app.journal().sink_dropped() > 0, "refusals were dropped, and counted");
+}
+
+// An object parameter sent as a scalar is masked: nothing says which part of it is secret (a
+// fresh-user trial found a card sent as a string journaled in clear).
+#[test]
+fn a_structure_sent_as_a_scalar_is_masked() {
+    let mut app = app();
+    app.call("w-1__pay", json!({"card": "4111-SECRET", "note": "n"})).expect_err(ErrorCode::ValidationFailed);
+    let entry = app.journal().last().expect("an entry");
+    assert_eq!(entry.arguments["card"], "••••••");
+    assert_eq!(entry.arguments["note"], "n");
+    app.call("w-1__pay", json!({"card": {"number": "1", "holder": "h"}, "pin": null, "note": "n"})).expect_ok();
+    assert_eq!(app.journal().last().map(|e| e.arguments["pin"].clone()), Some(Value::Null), "null is not a secret");
 }

@@ -194,3 +194,79 @@ fn the_undo_depth_bounds_what_is_kept() {
     app.call("w-1__set_text", json!({"text": "a"})).expect_ok();
     assert!(app.ui().undo_points("w-1").is_empty());
 }
+
+/// A window with state it does not show: a hidden flag and a secret.
+#[derive(Clone)]
+#[bridge_window(title = "Vault", summary = "Vault: {label}", undo)]
+pub struct Vault {
+    #[bridge(text)]
+    label: String,
+    #[bridge(skip)]
+    locked: bool,
+    #[bridge(skip)]
+    pin: Secret<String>,
+}
+
+#[bridge_actions]
+impl Vault {
+    /// Rename the vault.
+    #[bridge_action]
+    pub fn rename(&mut self, label: String) -> Result<(), ActionError> {
+        if label == "half" {
+            self.label = "half-done".into();
+            return Err(ActionError::field("label", "Failed half-way"));
+        }
+        if label.is_empty() {
+            return Err(ActionError::field("label", "Enter a label"));
+        }
+        self.label = label;
+        Ok(())
+    }
+
+    /// Change the PIN (the user's alone).
+    #[bridge_action(user_only)]
+    pub fn set_pin(&mut self, pin: Secret<String>) {
+        self.pin = pin;
+    }
+}
+
+fn vault() -> TestApp {
+    TestApp::new(Bridge::builder("vault", "1.0").window::<Vault>(), |ui| {
+        ui.open(Vault { label: "home".into(), locked: false, pin: Secret::new("orig".into()) }, OpenOptions::window());
+    })
+}
+
+// A fresh-user trial found undo throwing away changes nobody sees: the user's hidden flag and
+// the user's new PIN (the version did not move, so undo did not notice). Any operation that may
+// have changed the window, shown or not, now makes the agent's earlier change `ChangedSince`.
+#[test]
+fn a_hidden_change_by_the_user_is_never_undone() {
+    let mut app = vault();
+    app.call("w-1__rename", json!({"label": "agent"})).expect_ok();
+    app.user::<Vault, _>("w-1", |v, _| v.locked = true);
+    assert!(matches!(app.undo("w-1"), Err(UndoError::ChangedSince { .. })));
+    assert!(app.ui().window::<Vault>("w-1").is_some_and(|v| v.locked), "the user's flag stays");
+
+    let mut app = vault();
+    app.call("w-1__rename", json!({"label": "agent"})).expect_ok();
+    app.user_call("w-1__set_pin", json!({"pin": "NEW"})).expect_ok();
+    assert!(matches!(app.undo("w-1"), Err(UndoError::ChangedSince { .. })));
+    assert!(app.ui().window::<Vault>("w-1").is_some_and(|v| v.pin.expose() == "NEW"), "the user's PIN stays");
+}
+
+// An agent call that fails without changing anything does not block undo; one that fails after
+// changing what the window shows is itself undoable.
+#[test]
+fn failed_agent_calls_and_undo() {
+    let mut app = vault();
+    app.call("w-1__rename", json!({"label": "agent"})).expect_ok();
+    app.call("w-1__rename", json!({"label": ""})).expect_err(ErrorCode::ValidationFailed);
+    app.undo("w-1").expect("a failed call that changed nothing does not block undo");
+    assert_eq!(app.ui().window::<Vault>("w-1").map(|v| v.label.clone()).as_deref(), Some("home"));
+
+    let mut app = vault();
+    app.call("w-1__rename", json!({"label": "half"})).expect_err(ErrorCode::ValidationFailed);
+    assert_eq!(app.ui().window::<Vault>("w-1").map(|v| v.label.clone()).as_deref(), Some("half-done"));
+    app.undo("w-1").expect("the half-done change can be taken back");
+    assert_eq!(app.ui().window::<Vault>("w-1").map(|v| v.label.clone()).as_deref(), Some("home"));
+}

@@ -154,3 +154,17 @@ fn the_export_lists_no_user_only_tool() {
         "{text}"
     );
 }
+
+// A misspelled approval fails closed (a fresh-user trial found `user_only_action("Wipe")` left
+// the action to agents, and `set_user_only` with an unknown name answered true).
+#[test]
+fn a_misspelled_user_only_action_fails_closed() {
+    let mut app = app();
+    app.ui().open(Order { status: "typo".into() }, OpenOptions::window().user_only_action("Confirm"));
+    app.check();
+    assert!(app.ui().is_user_only("w-2", "note"), "every action is the user's: the name matched none");
+    app.call("w-2__note", json!({"text": "x"})).expect_err(ErrorCode::ActionNotAvailable);
+    assert!(!app.ui().set_user_only("w-1", Some("Note"), true), "no action 'Note': nothing changed");
+    assert!(!app.ui().is_user_only("w-1", "note"));
+    app.call("w-1__note", json!({"text": "x"})).expect_ok();
+}

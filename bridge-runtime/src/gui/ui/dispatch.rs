@@ -3,7 +3,7 @@
 //! run, and its effects applied.
 
 use super::Ui;
-use super::undo::Taken;
+use super::undo::{Ran, Taken};
 use crate::catalog::schema::EXPECTED_VERSION;
 use crate::catalog::{ActionSpec, ArgumentLimits, Capped, ToolName, WINDOW_TOOL_SHAPE, claimed};
 use crate::gui::actor::{Actor, AgentActor};
@@ -150,7 +150,7 @@ impl Ui {
         };
         self.commit();
         if let Some(taken) = self.undo_taken.take() {
-            self.keep_undo(taken, out.is_ok());
+            self.settle_undo(taken);
         }
         if let Some(pending) = pending {
             let (outcome, message) = match &out {
@@ -242,21 +242,23 @@ impl Ui {
             Subject::App => None,
             Subject::Window(i) => Some(self.windows[i].handle.clone()),
         };
-        // An undoable window is copied before an agent's call on it (kept if the call succeeds);
-        // a read-only action changes nothing, so it costs no copy.
-        let copy = match subject {
-            Subject::Window(i)
-                if !by_user
-                    && self.windows[i].undoable
-                    && self.undo_depth > 0
-                    && self.windows[i].spec.action(action).is_some_and(|a| !a.hints.read_only) =>
-            {
-                let e = &self.windows[i];
-                e.window.as_ref().and_then(|w| w.undo_copy()).map(|copy| (copy, e.published.state.version))
-            }
-            _ => None,
+        // An undoable window is copied before an agent's call on it (kept if the call changed
+        // it); a read-only action changes nothing, so it costs no copy.
+        let read_only = match subject {
+            Subject::Window(i) => self.windows[i].spec.action(action).is_some_and(|a| a.hints.read_only),
+            Subject::App => true,
         };
-        let copy = copy.map(|c| (c, actor.clone()));
+        let (copy, version_before) = match subject {
+            Subject::Window(i) => {
+                let e = &self.windows[i];
+                let copy = (!by_user && e.undoable && self.undo_depth > 0 && !read_only)
+                    .then(|| e.window.as_ref().and_then(|w| w.undo_copy()))
+                    .flatten()
+                    .map(|copy| (copy, actor.clone()));
+                (copy, e.published.state.version)
+            }
+            Subject::App => (None, 0),
+        };
         let mut cx = ActionContext::new(&mut self.ids, window_id.clone(), actor);
         let outcome = match subject {
             Subject::App => {
@@ -273,6 +275,26 @@ impl Ui {
             }
         };
         let (ops, opened, message) = (std::mem::take(&mut cx.ops), std::mem::take(&mut cx.opened), cx.message.take());
+        // What the call may have done to its window, settled after the commit (undo's record).
+        if let (Subject::Window(_), Some(window)) = (subject, window_id) {
+            let ran = match &outcome {
+                Some(Ok(_)) => Ran::Ok,
+                Some(Err(_)) => Ran::Err,
+                None => Ran::Panicked,
+            };
+            let side_effects = matches!(ran, Ran::Ok)
+                && (!opened.is_empty() || ops.iter().any(|op| !matches!(op, Op::Update { id, .. } if *id == window)));
+            self.undo_taken = Some(Taken {
+                window,
+                tool: tool.to_string(),
+                at: std::time::SystemTime::now(),
+                version_before,
+                read_only,
+                ran,
+                side_effects,
+                copy,
+            });
+        }
         let Some(outcome) = outcome else {
             // The windows it asked to open or close are left alone; what it changed in its own
             // value stays, so its window is marked failed and re-rendered with a notice.
@@ -300,19 +322,6 @@ impl Ui {
             ));
         };
         let result = outcome.map_err(ToolError::from)?;
-        if let (Some(((copy, version_before), actor)), Some(window)) = (copy, window_id) {
-            let side_effects =
-                !opened.is_empty() || ops.iter().any(|op| !matches!(op, Op::Update { id, .. } if *id == window));
-            self.undo_taken = Some(Taken {
-                window,
-                tool: tool.to_string(),
-                actor,
-                at: std::time::SystemTime::now(),
-                version_before,
-                side_effects,
-                copy,
-            });
-        }
         Ok(self.finish(ops, opened, message, result))
     }
 

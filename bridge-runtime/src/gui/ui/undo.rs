@@ -62,9 +62,10 @@ pub enum UndoError {
     /// [`BridgeBuilder::undo_depth`](crate::gui::BridgeBuilder::undo_depth)).
     #[error("no agent change of window '{0}' is left to undo")]
     NothingToUndo(String),
-    /// Someone changed it after the agent's change (the user, the app, another call): putting
-    /// the old copy back would throw their change away.
-    #[error("window '{id}' changed after the agent's change (version {expected}, now {current})")]
+    /// Someone may have changed it after the agent's change (the user, the app, another call),
+    /// whether or not what it shows changed (a hidden field, a secret): putting the old copy
+    /// back would throw their change away. `expected` and `current` may be equal then.
+    #[error("window '{id}' was changed after the agent's change, by the user, the app or another call")]
     ChangedSince {
         /// The window.
         id: String,
@@ -89,39 +90,67 @@ pub enum UndoError {
 pub(super) struct Kept {
     pub(super) point: UndoPoint,
     pub(super) copy: Box<dyn Any + Send>,
+    /// The window's change count right after it (see [`Ui::undo`]): anything else that may
+    /// have changed the window since makes it `ChangedSince`, shown or not.
+    pub(super) changes_after: u64,
 }
 
-/// A copy taken before an agent call, kept once the call succeeded.
+/// How a call's action ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ran {
+    Ok,
+    Err,
+    Panicked,
+}
+
+/// A call that ran an action of a window, settled after the commit: whether it may have changed
+/// the window, and the copy taken before it (an agent's call on an undoable window).
 pub(super) struct Taken {
     pub(super) window: String,
     pub(super) tool: String,
-    pub(super) actor: Actor,
     pub(super) at: SystemTime,
     pub(super) version_before: i64,
+    pub(super) read_only: bool,
+    pub(super) ran: Ran,
     pub(super) side_effects: bool,
-    pub(super) copy: Box<dyn Any + Send>,
+    pub(super) copy: Option<(Box<dyn Any + Send>, Actor)>,
 }
 
 /// A window's kept changes, oldest first.
 pub(super) type Stack = VecDeque<Kept>;
 
 impl Ui {
-    /// Keeps `taken` on its window's stack (at most the undo depth) when the call succeeded and
-    /// the window is still open.
-    pub(super) fn keep_undo(&mut self, taken: Taken, ok: bool) {
-        let Some(i) = self.index_of(&taken.window).filter(|_| ok) else { return };
+    /// Settles a call that ran an action of a window: a read-only action that succeeded changed
+    /// nothing, nor did one that failed without changing what the window shows (an action that
+    /// returns an error leaves its state unchanged, by contract); anything else counts as a
+    /// change of the window, shown or hidden, and an agent's copy taken before it is kept (at
+    /// most the undo depth).
+    pub(super) fn settle_undo(&mut self, taken: Taken) {
+        let Some(i) = self.index_of(&taken.window) else { return };
         let depth = self.undo_depth;
         let e = &mut self.windows[i];
+        let version = e.published.state.version;
+        let changed = match taken.ran {
+            Ran::Ok => !taken.read_only,
+            Ran::Err => version != taken.version_before,
+            Ran::Panicked => true,
+        };
+        if !changed {
+            return;
+        }
+        e.changes += 1;
+        let Some((copy, actor)) = taken.copy else { return };
         e.undo.push_back(Kept {
             point: UndoPoint {
                 tool: taken.tool,
-                actor: taken.actor,
+                actor,
                 at: taken.at,
                 version_before: taken.version_before,
-                version_after: e.published.state.version,
+                version_after: version,
                 side_effects: taken.side_effects,
             },
-            copy: taken.copy,
+            copy,
+            changes_after: e.changes,
         });
         while e.undo.len() > depth {
             e.undo.pop_front();
@@ -152,8 +181,8 @@ impl Ui {
         if kept.point.side_effects {
             return Err(UndoError::SideEffects { tool: kept.point.tool.clone() });
         }
-        let current = e.published.state.version;
-        if current != kept.point.version_after {
+        if e.changes != kept.changes_after {
+            let current = e.published.state.version;
             return Err(UndoError::ChangedSince { id: id.to_owned(), expected: kept.point.version_after, current });
         }
         Ok(kept.point.clone())
@@ -196,10 +225,13 @@ impl Ui {
         debug_assert!(restored, "an undo copy of another type");
         self.windows[i].dirty = true;
         self.commit();
-        let version = self.windows[i].published.state.version;
-        // The next older change left the window as it is again: it is undoable at this version.
-        if let Some(older) = self.windows[i].undo.back_mut() {
+        let e = &mut self.windows[i];
+        e.changes += 1;
+        let (version, changes) = (e.published.state.version, e.changes);
+        // The next older change left the window as it is again: it is undoable from here.
+        if let Some(older) = e.undo.back_mut() {
             older.point.version_after = version;
+            older.changes_after = changes;
         }
         if let Some(pending) = pending {
             let message = format!("Undid the agent's '{}'", point.tool);
