@@ -8,13 +8,13 @@
 //! code runs over plain fields.
 
 use crate::app::{OrderEditor, ReportDetails};
-use crate::model::{Model, PlainModel};
-use bridge_runtime::gui::GuiOwner;
+use crate::model::{Model, PlainModel, action_of};
+use bridge_runtime::gui::{Actor, AgentActor, GuiOwner, JournalEntry, Operation, Outcome};
 use eframe::egui::{self, Color32, RichText, Stroke};
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// The form's fields: key (as `edit_field` takes it), label, whether it is a password (set with
 /// `set_payment_password` instead).
@@ -27,24 +27,188 @@ const HIGHLIGHT: Duration = Duration::from_secs(3);
 /// Rows per page in a report window.
 const PAGE: usize = 25;
 
-/// Something the user did, applied after drawing: tool `tool` with `args`, as the user; or a
-/// report page to move to (local view state, no tool).
-struct Intent {
-    tool: String,
-    args: Map<String, Value>,
-    /// The form field this commits, so a refusal is shown next to it.
-    field: Option<(String, &'static str)>,
-    page: Option<(String, usize)>,
+/// Something the user did, applied after drawing, as the user.
+#[derive(Debug, PartialEq)]
+enum Intent {
+    /// Tool `tool` with `args`.
+    Call {
+        tool: String,
+        args: Map<String, Value>,
+        /// The form field this commits, so a refusal is shown next to it.
+        field: Option<(String, &'static str)>,
+    },
+    /// A report page to move to (local view state, no tool).
+    Page(String, usize),
+    /// "Undo agent's change" of this window (`Ui::undo`).
+    Undo(String),
+    /// "Only I confirm orders" switched on or off (`app::set_user_confirms`).
+    UserConfirms(bool),
 }
 
 impl Intent {
     fn call(tool: String, args: Value) -> Self {
-        Intent { tool, args: args.as_object().cloned().unwrap_or_default(), field: None, page: None }
+        Intent::Call { tool, args: args.as_object().cloned().unwrap_or_default(), field: None }
     }
 
     fn page(id: &str, page: usize) -> Self {
-        Intent { tool: String::new(), args: Map::new(), field: None, page: Some((id.to_owned(), page)) }
+        Intent::Page(id.to_owned(), page)
     }
+
+    /// This call commits form field `key`.
+    fn for_field(self, key: (String, &'static str)) -> Self {
+        match self {
+            Intent::Call { tool, args, .. } => Intent::Call { tool, args, field: Some(key) },
+            other => other,
+        }
+    }
+}
+
+/// Most journal entries the panel keeps (the newest).
+const JOURNAL_ROWS: usize = 200;
+
+/// Journal rows the layout report carries (the newest first).
+const REPORTED_ROWS: usize = 20;
+
+/// One journal entry as the panel shows it, formatted once when it arrives.
+#[derive(Debug, Clone, PartialEq)]
+struct JournalRow {
+    seq: u64,
+    /// Local time, `HH:MM:SS`.
+    time: String,
+    /// Who: "You", "App", or the agent ("Agent <clientInfo name> · token <label>").
+    who: String,
+    agent: bool,
+    /// The tool's action, or `edit`/`undo <action>`/`open`/`close`/`refresh`.
+    what: String,
+    window: String,
+    /// `ok`, or the error code.
+    outcome: String,
+    ok: bool,
+    /// The arguments as the journal keeps them (sensitive ones masked), clipped.
+    args: String,
+    /// `v3→4`.
+    versions: String,
+    /// Identical rejections in a row.
+    count: u64,
+}
+
+impl JournalRow {
+    fn new(entry: &JournalEntry) -> Self {
+        let (who, agent) = match &entry.actor {
+            Actor::User => ("You".to_owned(), false),
+            Actor::App => ("App".to_owned(), false),
+            Actor::Agent(a) => (agent_label(a), true),
+            _ => ("?".to_owned(), false),
+        };
+        let what = match &entry.operation {
+            Operation::Tool { name } => action_of(name).to_owned(),
+            Operation::Undo { tool } => format!("undo {}", action_of(tool)),
+            Operation::Edit => "edit".into(),
+            Operation::Open => "open".into(),
+            Operation::Close => "close".into(),
+            Operation::Refresh => "refresh".into(),
+            Operation::ClearFailure => "clear failure".into(),
+            _ => "?".into(),
+        };
+        let (outcome, ok) = match entry.outcome {
+            Outcome::Ok => ("ok".to_owned(), true),
+            Outcome::Error { code } => (code.as_str().to_owned(), false),
+            _ => ("panicked".to_owned(), false),
+        };
+        let args = match &entry.arguments {
+            Value::Null => String::new(),
+            Value::Object(map) if map.is_empty() => String::new(),
+            // Cut short by the journal: its first bytes, as JSON text.
+            Value::String(cut) => format!("{}…", clip(cut, 80)),
+            other => clip(&other.to_string(), 80),
+        };
+        let versions = match (entry.version_before, entry.version_after) {
+            (Some(b), Some(a)) if a != b => format!("v{b}→{a}"),
+            (Some(b), Some(_)) => format!("v{b}"),
+            (None, Some(a)) => format!("→v{a}"),
+            (Some(b), None) => format!("v{b}→closed"),
+            (None, None) => String::new(),
+        };
+        JournalRow {
+            seq: entry.seq,
+            time: hhmmss(entry.at),
+            who,
+            agent,
+            what,
+            window: entry.window_id.clone().unwrap_or_else(|| "app".into()),
+            outcome,
+            ok,
+            args,
+            versions,
+            count: entry.count,
+        }
+    }
+
+    /// The row as one line of text, as drawn (`HH:MM:SS  who  what  window  outcome  versions
+    /// arguments`), for the layout report.
+    fn text(&self) -> String {
+        let mut line = format!("{}  {}  {}  {}  {}", self.time, self.who, self.what, self.window, self.outcome);
+        if self.count > 1 {
+            line.push_str(&format!(" ×{}", self.count));
+        }
+        for part in [&self.versions, &self.args] {
+            if !part.is_empty() {
+                line.push_str("  ");
+                line.push_str(part);
+            }
+        }
+        line
+    }
+
+    /// The row drawn: who in the actor's colour, the outcome red when refused.
+    fn job(&self, ui: &egui::Ui) -> egui::text::LayoutJob {
+        let font = egui::TextStyle::Monospace.resolve(ui.style());
+        let plain = ui.visuals().text_color();
+        let weak = ui.visuals().weak_text_color();
+        let mut job = egui::text::LayoutJob::default();
+        let mut put = |text: &str, color: Color32| {
+            job.append(text, 0.0, egui::TextFormat::simple(font.clone(), color));
+        };
+        put(&format!("{}  ", self.time), weak);
+        let who = if self.agent { journal_agent_color() } else { Color32::from_rgb(30, 140, 60) };
+        put(&clip(&self.who, 40), who);
+        put(&format!("  {}  {}  ", self.what, self.window), plain);
+        let outcome = if self.count > 1 { format!("{} ×{}", self.outcome, self.count) } else { self.outcome.clone() };
+        put(&outcome, if self.ok { Color32::from_rgb(30, 140, 60) } else { Color32::from_rgb(200, 40, 40) });
+        for part in [&self.versions, &self.args] {
+            if !part.is_empty() {
+                put("  ", plain);
+                put(part, weak);
+            }
+        }
+        job
+    }
+}
+
+/// An agent as the journal panel names it: what it calls itself (`clientInfo`, self-reported)
+/// and what the transport proved (the token's label, else the connection or session).
+fn agent_label(agent: &AgentActor) -> String {
+    let name = agent.client_info.as_ref().map_or("agent", |i| &*i.name);
+    let mut label = format!("Agent {}", clip(name, 24));
+    if let Some(token) = &agent.token {
+        label.push_str(&format!(" · token {}", clip(token, 16)));
+    } else if let Some(connection) = &agent.connection {
+        label.push_str(&format!(" · {}", clip(connection, 8)));
+    }
+    label
+}
+
+/// `text`'s first `n` characters, with `…` when cut.
+fn clip(text: &str, n: usize) -> String {
+    match text.char_indices().nth(n) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// `at` in local time, `HH:MM:SS`.
+fn hhmmss(at: SystemTime) -> String {
+    chrono::DateTime::<chrono::Local>::from(at).format("%H:%M:%S").to_string()
 }
 
 /// A refused field commit: the message, and the model's value it was refused against (the
@@ -75,19 +239,33 @@ pub struct OrderEditorApp {
     highlight: Option<(Option<String>, String, Instant)>,
     /// The outcome of the user's last action.
     status: Option<(bool, String)>,
+    /// The journal's entries shown, newest last (at most [`JOURNAL_ROWS`]).
+    journal: VecDeque<JournalRow>,
+    /// The `seq` of the newest entry shown.
+    journal_seq: u64,
+    /// Entries the journal's own bounds dropped (`Journal::dropped`).
+    journal_dropped: u64,
     layout_report: Option<PathBuf>,
     last_layout: String,
     /// Whether reports get their own OS windows (off in the headless benchmark, which has none).
     viewports: bool,
 }
 
-/// Where widgets are drawn this frame, in points relative to their window.
+/// Where widgets are drawn this frame, in points relative to their window, and what some of
+/// them show (for tests).
 #[derive(Default)]
-struct Layout(BTreeMap<String, [f32; 4]>);
+struct Layout {
+    widgets: BTreeMap<String, [f32; 4]>,
+    shown: Map<String, Value>,
+}
 
 impl Layout {
     fn put(&mut self, name: impl Into<String>, rect: egui::Rect) {
-        self.0.insert(name.into(), [rect.min.x, rect.min.y, rect.max.x, rect.max.y]);
+        self.widgets.insert(name.into(), [rect.min.x, rect.min.y, rect.max.x, rect.max.y]);
+    }
+
+    fn show(&mut self, name: &str, value: Value) {
+        self.shown.insert(name.to_owned(), value);
     }
 }
 
@@ -102,6 +280,9 @@ impl OrderEditorApp {
             shown_call: 0,
             highlight: None,
             status: None,
+            journal: VecDeque::new(),
+            journal_seq: 0,
+            journal_dropped: 0,
             layout_report,
             last_layout: String::new(),
             viewports: true,
@@ -148,6 +329,7 @@ impl OrderEditorApp {
                     ctx.request_repaint_after(left);
                 }
             }
+            app.poll_journal(model);
             let mut intents = Vec::new();
             let mut layout = Layout::default();
             {
@@ -164,6 +346,9 @@ impl OrderEditorApp {
                         ui.weak("Edit the form, or let an agent do it over MCP.");
                     }
                 });
+                if model.journal().is_some() {
+                    egui::Panel::bottom("journal").resizable(false).show(ui, |ui| app.journal_panel(ui, &mut layout));
+                }
                 egui::CentralPanel::default_margins().show(ui, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| app.editors(ui, model, &mut intents, &mut layout));
                 });
@@ -217,14 +402,69 @@ impl OrderEditorApp {
         matches!(&self.highlight, Some((Some(w), _, at)) if w == id && at.elapsed() < HIGHLIGHT)
     }
 
-    fn apply(&mut self, model: &mut dyn Model, intents: Vec<Intent>) {
-        for intent in intents {
-            if let Some((id, page)) = intent.page {
-                self.pages.insert(id, page);
+    /// Takes the journal's new entries (and the newest one again: identical rejections in a
+    /// row raise its count instead of adding an entry), keeping the newest [`JOURNAL_ROWS`].
+    fn poll_journal(&mut self, model: &dyn Model) {
+        let Some(journal) = model.journal() else { return };
+        for entry in journal.since(self.journal_seq.saturating_sub(1)) {
+            if entry.seq <= self.journal_seq {
+                if let Some(row) = self.journal.back_mut().filter(|r| r.seq == entry.seq) {
+                    row.count = entry.count;
+                }
                 continue;
             }
-            let outcome = model.apply(&intent.tool, intent.args);
-            match (&outcome, intent.field) {
+            self.journal_seq = entry.seq;
+            self.journal.push_back(JournalRow::new(&entry));
+            if self.journal.len() > JOURNAL_ROWS {
+                self.journal.pop_front();
+            }
+        }
+        self.journal_dropped = journal.dropped();
+    }
+
+    /// The journal panel: the newest entries first, one line each; only the rows in view are
+    /// laid out.
+    fn journal_panel(&mut self, ui: &mut egui::Ui, layout: &mut Layout) {
+        let header = egui::CollapsingHeader::new(format!("Journal ({} entries)", self.journal_seq))
+            .id_salt("journal")
+            .default_open(true)
+            .show(ui, |ui| {
+                if self.journal_dropped > 0 {
+                    ui.weak(format!("{} older entries were dropped by the journal's bounds", self.journal_dropped));
+                }
+                let height = ui.text_style_height(&egui::TextStyle::Monospace);
+                let visible = (height + ui.spacing().item_spacing.y) * 8.0;
+                let rows = self.journal.len();
+                egui::ScrollArea::vertical().max_height(visible).min_scrolled_height(visible).auto_shrink([false, false]).show_rows(
+                    ui,
+                    height,
+                    rows,
+                    |ui, range| {
+                        for i in range {
+                            let Some(row) = self.journal.get(rows - 1 - i) else { continue };
+                            let label = ui.add(egui::Label::new(row.job(ui)).truncate());
+                            layout.put(format!("journal_row:{i}"), label.rect);
+                        }
+                    },
+                );
+            });
+        layout.put("journal", header.header_response.rect.union(ui.min_rect()));
+        let newest: Vec<Value> = self.journal.iter().rev().take(REPORTED_ROWS).map(|r| Value::String(r.text())).collect();
+        layout.show("journal", Value::Array(newest));
+    }
+
+    fn apply(&mut self, model: &mut dyn Model, intents: Vec<Intent>) {
+        for intent in intents {
+            let (outcome, field) = match intent {
+                Intent::Page(id, page) => {
+                    self.pages.insert(id, page);
+                    continue;
+                }
+                Intent::Undo(id) => (model.undo(&id), None),
+                Intent::UserConfirms(on) => (Ok(model.set_user_confirms(on)), None),
+                Intent::Call { tool, args, field } => (model.apply(&tool, args), field),
+            };
+            match (&outcome, field) {
                 (Err(e), Some(key)) => {
                     let error = e.field_error.clone().unwrap_or_else(|| e.message.clone());
                     let model_value = field_value(model, &key.0, key.1).unwrap_or_default();
@@ -264,13 +504,12 @@ impl OrderEditorApp {
         if let Some(commit) = field_step(draft, value, response.has_focus(), response.lost_focus(), rejected) {
             // The password goes through its own action, whose parameter is sensitive: the
             // journal masks it (`edit_field` refuses it).
-            let mut intent = if password {
+            let intent = if password {
                 Intent::call(format!("{id}__set_payment_password"), json!({ "password": commit }))
             } else {
                 Intent::call(format!("{id}__edit_field"), json!({ "field": key, "value": commit }))
             };
-            intent.field = Some(k);
-            intents.push(intent);
+            intents.push(intent.for_field(k));
         }
         response
     }
@@ -291,6 +530,19 @@ impl OrderEditorApp {
                     intents.push(Intent::call("app__lock".into(), json!({})));
                 }
             });
+            ui.separator();
+            let on = model.user_confirms();
+            let mut checked = on;
+            let check = ui
+                .checkbox(&mut checked, "Only I confirm orders")
+                .on_hover_text("Agents may fill in and submit orders; only you can confirm them");
+            layout.put("user_confirms", check.rect);
+            layout.show("userConfirms", Value::Bool(on));
+            if checked != on {
+                intents.push(Intent::UserConfirms(checked));
+            }
+            let highlight = matches!(&self.highlight, Some((_, _, at)) if at.elapsed() < HIGHLIGHT);
+            layout.show("agentHighlight", Value::Bool(highlight));
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| match &self.highlight {
                 Some((_, what, at)) if at.elapsed() < HIGHLIGHT => {
                     ui.colored_label(agent_color(), RichText::new(what).strong());
@@ -389,8 +641,41 @@ impl OrderEditorApp {
                     intents.push(Intent::call(format!("{id}__submit"), json!({})));
                 }
             });
+            if let Some(can) = model.can_undo(id) {
+                self.undo_button(ui, id, can, intents, layout);
+            }
         });
         layout.put(format!("editor:{id}"), framed.response.rect);
+    }
+
+    /// "Undo agent's change": live when `Ui::can_undo` says there is one to take back (which
+    /// one, beside it), otherwise disabled with the reason beside it.
+    fn undo_button(
+        &mut self,
+        ui: &mut egui::Ui,
+        id: &str,
+        can: Result<bridge_runtime::gui::UndoPoint, bridge_runtime::gui::UndoError>,
+        intents: &mut Vec<Intent>,
+        layout: &mut Layout,
+    ) {
+        ui.horizontal(|ui| {
+            let button = ui.add_enabled(can.is_ok(), egui::Button::new("Undo agent's change"));
+            layout.put("undo", button.rect);
+            let what = match &can {
+                Ok(point) => {
+                    let (tool, at) = (action_of(&point.tool), hhmmss(point.at));
+                    format!("The agent's {tool} at {at} (before it: version {})", point.version_before)
+                }
+                Err(e) => e.to_string(),
+            };
+            layout.show("undo", json!({ "enabled": can.is_ok(), "text": what }));
+            let button = button.on_hover_text(&what).on_disabled_hover_text(&what);
+            let note = ui.weak(what);
+            layout.put("undo_note", note.rect);
+            if button.clicked() {
+                intents.push(Intent::Undo(id.to_owned()));
+            }
+        });
     }
 
     /// The "Confirm order" dialog (a window-level modal, GB §2) and the app-level "Session
@@ -411,6 +696,13 @@ impl OrderEditorApp {
                 });
                 if self.highlighted(id) {
                     ui.colored_label(agent_color(), "• The agent is working in this dialog");
+                }
+                if dialog.by_user {
+                    let note = ui.colored_label(
+                        Color32::from_rgb(40, 110, 200),
+                        "Only you can confirm this order: the agent cannot.",
+                    );
+                    layout.put("dialog_user_note", note.rect);
                 }
                 ui.horizontal(|ui| {
                     let confirm = ui.button("Confirm");
@@ -505,14 +797,15 @@ impl OrderEditorApp {
         let (origin, ppp) = ctx.input(|i| (i.viewport().inner_rect.map(|r| r.min), i.pixels_per_point));
         let origin = origin.unwrap_or(egui::Pos2::ZERO);
         let widgets: serde_json::Map<String, Value> = layout
-            .0
+            .widgets
             .into_iter()
             .map(|(name, [x0, y0, x1, y1])| {
                 let px = |x: f32, o: f32| ((o + x) * ppp).round();
                 (name, json!([px(x0, origin.x), px(y0, origin.y), px(x1, origin.x), px(y1, origin.y)]))
             })
             .collect();
-        let text = json!({ "pixelsPerPoint": ppp, "revision": revision, "widgets": widgets }).to_string();
+        let text =
+            json!({ "pixelsPerPoint": ppp, "revision": revision, "widgets": widgets, "shown": layout.shown }).to_string();
         if text == self.last_layout {
             return;
         }
@@ -558,6 +851,12 @@ fn field_step(draft: &mut String, model: &str, focused: bool, lost_focus: bool, 
 
 fn agent_color() -> Color32 {
     Color32::from_rgb(230, 130, 0)
+}
+
+/// Agents in the journal panel: not [`agent_color`], which marks only what an agent just did
+/// (and ends by itself).
+fn journal_agent_color() -> Color32 {
+    Color32::from_rgb(150, 70, 190)
 }
 
 fn report_viewport(id: &str) -> egui::ViewportId {
