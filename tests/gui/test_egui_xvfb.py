@@ -189,6 +189,9 @@ class App:
                     self.check_alive()
                     await anyio.sleep(0.1)
                 await self.wait_layout(lambda w: "recipient" in w and "editor:w-A" in w, timeout=STARTUP_TIMEOUT)
+                # The pointer starts mid-screen, over the journal panel, whose cut rows show a
+                # tooltip when hovered: park it off both windows.
+                self.xdotool("mousemove", "--sync", str(SCREEN[0] - 1), str(SCREEN[1] - 1))
                 # The layout is written right after the frame is built; wait until it is on
                 # screen (the editor's area is no longer the X server's black root window).
                 await wait_screen(

@@ -186,10 +186,14 @@ impl JournalRow {
 }
 
 /// An agent as the journal panel names it: what it calls itself (`clientInfo`, self-reported)
-/// and what the transport proved (the token's label, else the connection or session).
+/// and what the transport proved (the token's label, else the connection or session); just
+/// "Agent" for an in-process caller.
 fn agent_label(agent: &AgentActor) -> String {
-    let name = agent.client_info.as_ref().map_or("agent", |i| &*i.name);
-    let mut label = format!("Agent {}", clip(name, 24));
+    let mut label = "Agent".to_owned();
+    if let Some(info) = &agent.client_info {
+        label.push(' ');
+        label.push_str(&clip(&info.name, 24));
+    }
     if let Some(token) = &agent.token {
         label.push_str(&format!(" · token {}", clip(token, 16)));
     } else if let Some(connection) = &agent.connection {
@@ -435,21 +439,21 @@ impl OrderEditorApp {
                 let height = ui.text_style_height(&egui::TextStyle::Monospace);
                 let visible = (height + ui.spacing().item_spacing.y) * 8.0;
                 let rows = self.journal.len();
-                egui::ScrollArea::vertical().max_height(visible).min_scrolled_height(visible).auto_shrink([false, false]).show_rows(
-                    ui,
-                    height,
-                    rows,
-                    |ui, range| {
+                egui::ScrollArea::vertical()
+                    .max_height(visible)
+                    .min_scrolled_height(visible)
+                    .auto_shrink([false, false])
+                    .show_rows(ui, height, rows, |ui, range| {
                         for i in range {
                             let Some(row) = self.journal.get(rows - 1 - i) else { continue };
                             let label = ui.add(egui::Label::new(row.job(ui)).truncate());
                             layout.put(format!("journal_row:{i}"), label.rect);
                         }
-                    },
-                );
+                    });
             });
         layout.put("journal", header.header_response.rect.union(ui.min_rect()));
-        let newest: Vec<Value> = self.journal.iter().rev().take(REPORTED_ROWS).map(|r| Value::String(r.text())).collect();
+        let newest: Vec<Value> =
+            self.journal.iter().rev().take(REPORTED_ROWS).map(|r| Value::String(r.text())).collect();
         layout.show("journal", Value::Array(newest));
     }
 
@@ -804,8 +808,8 @@ impl OrderEditorApp {
                 (name, json!([px(x0, origin.x), px(y0, origin.y), px(x1, origin.x), px(y1, origin.y)]))
             })
             .collect();
-        let text =
-            json!({ "pixelsPerPoint": ppp, "revision": revision, "widgets": widgets, "shown": layout.shown }).to_string();
+        let text = json!({ "pixelsPerPoint": ppp, "revision": revision, "widgets": widgets, "shown": layout.shown })
+            .to_string();
         if text == self.last_layout {
             return;
         }
@@ -877,11 +881,160 @@ fn field_value(model: &dyn Model, id: &str, key: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::field_step;
+    use super::{Intent, JournalRow, OrderEditorApp, Source, field_step};
     use crate::app;
+    use crate::model::{Model, PlainModel};
     use bridge_runtime::ErrorCode;
+    use bridge_runtime::gui::{Actor, AgentActor, ClientInfo, Operation, Outcome, Transport, UndoError};
     use bridge_runtime::testing::{Notification, TestApp};
     use serde_json::json;
+
+    /// The GUI's own state (drafts, status, journal rows); the model it acts on is passed in.
+    fn gui() -> OrderEditorApp {
+        OrderEditorApp::new(Source::Plain(Box::new(PlainModel::new(1))), None)
+    }
+
+    fn recipient(app: &mut TestApp) -> String {
+        app.ui().window::<app::OrderEditor>("w-A").map(|e| e.form.recipient.clone()).unwrap_or_default()
+    }
+
+    fn rows(gui: &OrderEditorApp) -> Vec<String> {
+        gui.journal.iter().rev().map(JournalRow::text).collect()
+    }
+
+    // Issue 20 item 5: "Undo agent's change" is an intent applied after drawing; it takes the
+    // agent's last change back as the user (Ui::undo): the old value, a higher version, the
+    // journal says "You undo edit_field", and the agent's old expectedVersion is stale
+    // (GB-7.1-2). When the user changed the window since, the click changes nothing and the
+    // status bar says why.
+    #[test]
+    fn the_undo_intent_takes_back_the_agents_change_as_the_user() {
+        let mut app = order_editor();
+        let mut gui = gui();
+        app.call("w-A__edit_field", json!({"field": "recipient", "value": "Alice"})).expect_ok();
+        let before = app.version("w-A");
+        app.call("w-A__edit_field", json!({"field": "recipient", "value": "Mallory", "expectedVersion": before}))
+            .expect_ok();
+        let agents = app.version("w-A");
+        let offered = Model::can_undo(&*app.ui(), "w-A").expect("the bridge keeps agent changes").expect("undoable");
+        assert_eq!(
+            (offered.tool.as_str(), offered.version_before, offered.version_after),
+            ("w-A__edit_field", before, agents)
+        );
+        app.take_notifications();
+
+        gui.apply(app.ui(), vec![Intent::Undo("w-A".into())]);
+        app.check();
+        assert_eq!(recipient(&mut app), "Alice");
+        assert!(app.version("w-A") > agents);
+        assert_eq!(app.take_notifications(), [Notification::ResourceUpdated]);
+        assert_eq!(gui.status, Some((true, "Undid the agent's edit_field".into())));
+        let last = app.journal().last().expect("an entry");
+        assert_eq!(last.actor, Actor::User);
+        assert_eq!(last.operation, Operation::Undo { tool: "w-A__edit_field".into() });
+        assert_eq!(last.outcome, Outcome::Ok);
+        app.call("w-A__edit_field", json!({"field": "recipient", "value": "Mallory", "expectedVersion": agents}))
+            .expect_err(ErrorCode::StaleState);
+
+        // The user's own edit since: the older agent change is no longer undone.
+        app.user_call("w-A__edit_field", json!({"field": "amount", "value": "$5.00"})).expect_ok();
+        let now = app.version("w-A");
+        assert!(matches!(Model::can_undo(&*app.ui(), "w-A"), Some(Err(UndoError::ChangedSince { .. }))));
+        gui.apply(app.ui(), vec![Intent::Undo("w-A".into())]);
+        assert_eq!((recipient(&mut app), app.version("w-A")), ("Alice".to_owned(), now));
+        assert!(
+            matches!(&gui.status, Some((false, m)) if m.contains("changed after the agent's change")),
+            "{:?}",
+            gui.status
+        );
+        // Without bridge there is nothing to undo: no button.
+        assert!(PlainModel::new(1).can_undo("w-A").is_none());
+    }
+
+    // Issue 20 item 5: the journal panel's rows: who (the agent by its clientInfo name and
+    // token label, "You", "App"), what, window, outcome or error code, versions; arguments as
+    // the journal keeps them, so a secret shows as the mask only (GB-4.5-2); repeated identical
+    // rejections are one row with a count.
+    #[test]
+    fn journal_rows_name_the_actor_and_mask_secrets() {
+        let mut app = order_editor();
+        let mut gui = gui();
+        let v = app.version("w-A");
+        app.user_call("w-A__set_payment_password", json!({"password": "correct horse"})).expect_ok();
+        let agent =
+            AgentActor::new(Transport::Http).with_token("ci-bot").with_client_info(ClientInfo::new("claude", "1"));
+        for _ in 0..2 {
+            app.call_as(agent.clone().into(), "w-A__set_payment_password", json!({"password": "agent horse"}))
+                .expect_err(ErrorCode::ActionNotAvailable);
+        }
+        gui.poll_journal(app.ui());
+        let shown = rows(&gui);
+        let masked = r#"{"password":"••••••"}"#;
+        assert_eq!(shown.len(), 4, "{shown:#?}");
+        assert!(
+            shown[0].ends_with(&format!(
+                "  Agent claude · token ci-bot  set_payment_password  w-A  action_not_available ×2  v{}  {masked}",
+                v + 1
+            )),
+            "{shown:#?}"
+        );
+        assert!(
+            shown[1].ends_with(&format!("  You  set_payment_password  w-A  ok  v{v}→{}  {masked}", v + 1)),
+            "{shown:#?}"
+        );
+        assert!(
+            shown[2].ends_with("  App  open  w-C  ok  →v1") && shown[3].ends_with("  App  open  w-A  ok  →v1"),
+            "{shown:#?}"
+        );
+        assert!(!shown.iter().any(|r| r.contains("horse")), "{shown:#?}");
+
+        // A third identical refusal raises the count of the row shown; a new entry adds a row.
+        app.call_as(agent.into(), "w-A__set_payment_password", json!({"password": "agent horse"}))
+            .expect_err(ErrorCode::ActionNotAvailable);
+        app.call("w-A__edit_field", json!({"field": "recipient", "value": "Bo"})).expect_ok();
+        gui.poll_journal(app.ui());
+        let shown = rows(&gui);
+        assert_eq!(shown.len(), 5, "{shown:#?}");
+        assert!(
+            shown[0].contains("  Agent  edit_field  w-A  ok  ")
+                && shown[0].ends_with(r#"{"field":"recipient","value":"Bo"}"#)
+        );
+        assert!(shown[1].contains("action_not_available ×3"), "{shown:#?}");
+    }
+
+    // Issue 20 items 4 and 5: "Only I confirm orders" is the user's switch (journaled as theirs);
+    // with it on, the agent's submit still opens "Confirm order", the agent cannot confirm
+    // (never listed, refused by name: GB-7.4-8), and the user's click on Confirm places the order.
+    #[test]
+    fn only_the_user_confirms_when_the_switch_is_on() {
+        let mut app = order_editor();
+        let mut gui = gui();
+        assert!(!Model::user_confirms(&*app.ui()));
+        gui.apply(app.ui(), vec![Intent::UserConfirms(true)]);
+        app.check();
+        assert!(Model::user_confirms(&*app.ui()));
+        let switched = app.journal().last().expect("an entry");
+        assert_eq!((switched.actor, switched.operation), (Actor::User, Operation::Edit));
+
+        app.call("w-A__edit_field", json!({"field": "recipient", "value": "Chen Li"})).expect_ok();
+        let dialog = app.call("w-A__submit", json!({})).opened().to_vec();
+        let [dialog] = dialog.as_slice() else { panic!("one dialog: {dialog:?}") };
+        assert!(!app.tool_names().contains(&format!("{dialog}__confirm")));
+        app.call(&format!("{dialog}__confirm"), json!({})).expect_err(ErrorCode::ActionNotAvailable);
+        assert!(app.window(dialog).summary.unwrap_or_default().starts_with("Waiting for the user to confirm"));
+
+        gui.apply(app.ui(), vec![Intent::call(format!("{dialog}__confirm"), json!({}))]);
+        app.check();
+        assert_eq!(gui.status, Some((true, "Order placed".into())));
+        assert_eq!(app.window("w-A").summary.as_deref(), Some("Order #12345 for Chen Li was placed"));
+
+        // Off again: agents may confirm the next dialog (the plain model follows the same switch).
+        gui.apply(app.ui(), vec![Intent::UserConfirms(false)]);
+        assert!(!Model::user_confirms(&*app.ui()));
+        let mut plain = PlainModel::new(1);
+        plain.set_user_confirms(true);
+        assert!(plain.user_confirms());
+    }
 
     fn order_editor() -> TestApp {
         TestApp::new(app::build(40), |ui| app::open_initial(ui, 40))
