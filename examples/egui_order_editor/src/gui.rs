@@ -9,7 +9,7 @@
 
 use crate::app::{OrderEditor, ReportDetails};
 use crate::model::{Model, PlainModel, action_of};
-use bridge_runtime::gui::{Actor, AgentActor, GuiOwner, JournalEntry, Operation, Outcome};
+use bridge_runtime::gui::{Actor, AgentActor, GuiOwner, JournalEntry, Operation, Outcome, UndoError, UndoPoint};
 use eframe::egui::{self, Color32, RichText, Stroke};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -249,6 +249,8 @@ pub struct OrderEditorApp {
     journal_seq: u64,
     /// Entries the journal's own bounds dropped (`Journal::dropped`).
     journal_dropped: u64,
+    /// The note beside each editor's "Undo agent's change", and what it was made from.
+    undo_notes: HashMap<String, (Result<UndoPoint, UndoError>, String)>,
     layout_report: Option<PathBuf>,
     last_layout: String,
     /// Whether reports get their own OS windows (off in the headless benchmark, which has none).
@@ -260,6 +262,8 @@ pub struct OrderEditorApp {
 #[derive(Default)]
 struct Layout {
     widgets: BTreeMap<String, [f32; 4]>,
+    /// Whether anyone reads it (`--layout-report`): else what widgets show is not collected.
+    reporting: bool,
     shown: Map<String, Value>,
 }
 
@@ -268,8 +272,11 @@ impl Layout {
         self.widgets.insert(name.into(), [rect.min.x, rect.min.y, rect.max.x, rect.max.y]);
     }
 
-    fn show(&mut self, name: &str, value: Value) {
-        self.shown.insert(name.to_owned(), value);
+    /// Records what widget `name` shows: `value()`, when the layout is reported.
+    fn show(&mut self, name: &str, value: impl FnOnce() -> Value) {
+        if self.reporting {
+            self.shown.insert(name.to_owned(), value());
+        }
     }
 }
 
@@ -287,6 +294,7 @@ impl OrderEditorApp {
             journal: VecDeque::new(),
             journal_seq: 0,
             journal_dropped: 0,
+            undo_notes: HashMap::new(),
             layout_report,
             last_layout: String::new(),
             viewports: true,
@@ -335,7 +343,7 @@ impl OrderEditorApp {
             }
             app.poll_journal(model);
             let mut intents = Vec::new();
-            let mut layout = Layout::default();
+            let mut layout = Layout { reporting: app.layout_report.is_some(), ..Layout::default() };
             {
                 let model: &dyn Model = model;
                 egui::Panel::top("top").show(ui, |ui| app.top_bar(ui, model, &mut intents, &mut layout));
@@ -452,9 +460,9 @@ impl OrderEditorApp {
                     });
             });
         layout.put("journal", header.header_response.rect.union(ui.min_rect()));
-        let newest: Vec<Value> =
-            self.journal.iter().rev().take(REPORTED_ROWS).map(|r| Value::String(r.text())).collect();
-        layout.show("journal", Value::Array(newest));
+        layout.show("journal", || {
+            Value::Array(self.journal.iter().rev().take(REPORTED_ROWS).map(|r| Value::String(r.text())).collect())
+        });
     }
 
     fn apply(&mut self, model: &mut dyn Model, intents: Vec<Intent>) {
@@ -541,12 +549,12 @@ impl OrderEditorApp {
                 .checkbox(&mut checked, "Only I confirm orders")
                 .on_hover_text("Agents may fill in and submit orders; only you can confirm them");
             layout.put("user_confirms", check.rect);
-            layout.show("userConfirms", Value::Bool(on));
+            layout.show("userConfirms", || Value::Bool(on));
             if checked != on {
                 intents.push(Intent::UserConfirms(checked));
             }
             let highlight = matches!(&self.highlight, Some((_, _, at)) if at.elapsed() < HIGHLIGHT);
-            layout.show("agentHighlight", Value::Bool(highlight));
+            layout.show("agentHighlight", || Value::Bool(highlight));
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| match &self.highlight {
                 Some((_, what, at)) if at.elapsed() < HIGHLIGHT => {
                     ui.colored_label(agent_color(), RichText::new(what).strong());
@@ -658,21 +666,15 @@ impl OrderEditorApp {
         &mut self,
         ui: &mut egui::Ui,
         id: &str,
-        can: Result<bridge_runtime::gui::UndoPoint, bridge_runtime::gui::UndoError>,
+        can: Result<UndoPoint, UndoError>,
         intents: &mut Vec<Intent>,
         layout: &mut Layout,
     ) {
         ui.horizontal(|ui| {
             let button = ui.add_enabled(can.is_ok(), egui::Button::new("Undo agent's change"));
             layout.put("undo", button.rect);
-            let what = match &can {
-                Ok(point) => {
-                    let (tool, at) = (action_of(&point.tool), hhmmss(point.at));
-                    format!("The agent's {tool} at {at} (before it: version {})", point.version_before)
-                }
-                Err(e) => e.to_string(),
-            };
-            layout.show("undo", json!({ "enabled": can.is_ok(), "text": what }));
+            let what = self.undo_note(id, &can);
+            layout.show("undo", || json!({ "enabled": can.is_ok(), "text": what }));
             let button = button.on_hover_text(&what).on_disabled_hover_text(&what);
             let note = ui.weak(what);
             layout.put("undo_note", note.rect);
@@ -680,6 +682,25 @@ impl OrderEditorApp {
                 intents.push(Intent::Undo(id.to_owned()));
             }
         });
+    }
+
+    /// What "Undo agent's change" of window `id` would take back, or why it cannot: formatted
+    /// once per change of `can` (a frame draws it again from the cache).
+    fn undo_note(&mut self, id: &str, can: &Result<UndoPoint, UndoError>) -> String {
+        if let Some((cached, note)) = self.undo_notes.get(id)
+            && cached == can
+        {
+            return note.clone();
+        }
+        let note = match can {
+            Ok(point) => {
+                let (tool, at) = (action_of(&point.tool), hhmmss(point.at));
+                format!("The agent's {tool} at {at} (before it: version {})", point.version_before)
+            }
+            Err(e) => e.to_string(),
+        };
+        self.undo_notes.insert(id.to_owned(), (can.clone(), note.clone()));
+        note
     }
 
     /// The "Confirm order" dialog (a window-level modal, GB §2) and the app-level "Session
