@@ -66,6 +66,10 @@ impl Intent {
 /// Most journal entries the panel keeps (the newest).
 const JOURNAL_ROWS: usize = 200;
 
+/// Journal rows in view at once (the panel scrolls for more). Each costs a frame its text's
+/// layout and tessellation (BENCHMARKS.md).
+const VISIBLE_ROWS: f32 = 6.0;
+
 /// Journal rows the layout report carries (the newest first).
 const REPORTED_ROWS: usize = 20;
 
@@ -445,7 +449,7 @@ impl OrderEditorApp {
                     ui.weak(format!("{} older entries were dropped by the journal's bounds", self.journal_dropped));
                 }
                 let height = ui.text_style_height(&egui::TextStyle::Monospace);
-                let visible = (height + ui.spacing().item_spacing.y) * 8.0;
+                let visible = (height + ui.spacing().item_spacing.y) * VISIBLE_ROWS;
                 let rows = self.journal.len();
                 egui::ScrollArea::vertical()
                     .max_height(visible)
