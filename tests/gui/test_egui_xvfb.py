@@ -189,6 +189,9 @@ class App:
                     self.check_alive()
                     await anyio.sleep(0.1)
                 await self.wait_layout(lambda w: "recipient" in w and "editor:w-A" in w, timeout=STARTUP_TIMEOUT)
+                # The pointer starts mid-screen, over the journal panel, whose cut rows show a
+                # tooltip when hovered: park it off both windows.
+                self.xdotool("mousemove", "--sync", str(SCREEN[0] - 1), str(SCREEN[1] - 1))
                 # The layout is written right after the frame is built; wait until it is on
                 # screen (the editor's area is no longer the X server's black root window).
                 await wait_screen(
@@ -204,6 +207,27 @@ class App:
             return json.loads(self.layout_path.read_text())["widgets"]
         except (OSError, ValueError, KeyError):
             return {}
+
+    def shown(self) -> dict:
+        """What the app reports some widgets show (the journal rows, newest first; the Undo
+        button's state; "Only I confirm orders")."""
+        try:
+            return json.loads(self.layout_path.read_text()).get("shown", {})
+        except (OSError, ValueError):
+            return {}
+
+    async def wait_shown(self, pred, timeout: float = TIMEOUT, what: str = "the app to show it") -> dict:
+        try:
+            with anyio.fail_after(timeout):
+                while True:
+                    self.check_alive()
+                    shown = self.shown()
+                    if shown and pred(shown):
+                        return shown
+                    await anyio.sleep(0.05)
+        except TimeoutError:
+            save(screenshot(self), "timeout")
+            raise AssertionError(f"timed out waiting for {what}: {self.shown()}") from None
 
     def widget(self, name: str, layout: dict | None = None) -> tuple[int, int, int, int]:
         x0, y0, x1, y1 = (layout or self.layout())[name]
@@ -247,6 +271,14 @@ class App:
         except TimeoutError:
             save(screenshot(self), "timeout")
             raise AssertionError("the agent highlight stays on screen (see timeout.png)") from None
+
+    async def agent_highlight_over(self) -> None:
+        """Waits until the app no longer highlights the agent's last call (call it once the
+        frame that ran the call reported its layout, e.g. after its journal row showed), and
+        that frame is on screen."""
+        await self.wait_shown(lambda s: s.get("agentHighlight") is False, what="the agent highlight to end")
+        await self.no_agent_highlight()
+        await stable_screen(self)
 
     def focus_main_window(self) -> None:
         """Give the main window the keyboard focus, as a window manager does when the user
@@ -358,6 +390,21 @@ def agent_marks(img, rect=MAIN_WINDOW) -> int:
         b.point(lambda v: 255 if v < 40 else 0),
     )
     return mask.histogram()[255]
+
+
+def colored_pixels(img, rect, rgb, tolerance: int = 30) -> int:
+    """Pixels in `rect` within `tolerance` of colour `rgb` in every channel."""
+    from PIL import ImageChops
+
+    channels = img.crop(rect).split()
+    masks = [c.point(lambda v, want=want: 255 if abs(v - want) <= tolerance else 0) for c, want in zip(channels, rgb)]
+    return ImageChops.multiply(ImageChops.multiply(masks[0], masks[1]), masks[2]).histogram()[255]
+
+
+# Agents' names in the journal panel (gui.rs `journal_agent_color`); the note in a dialog only
+# the user answers (and other notes) in blue.
+JOURNAL_AGENT = (150, 70, 190)
+NOTE_BLUE = (40, 110, 200)
 
 
 async def stable_screen(app: App, timeout: float = TIMEOUT):
@@ -534,10 +581,12 @@ async def test_agent_edit_shows_on_screen(app):
         assert window(snap, "w-A")["summary"].startswith("Editing order #12345 for Alice Whitfield")
         assert changed_pixels(before.crop(app.widget("summary", layout0)), after.crop(app.widget("summary", layout0))) > 30
 
-        # Nothing else moved: the empty area under the editor is as it was.
+        # Nothing else moved: the empty area between the editor and the journal panel (which
+        # gets the agent's entry) is as it was.
         e0, e1 = app.widget("editor:w-A", layout0), app.widget("editor:w-A", layout1)
-        below = (0, max(e0[3], e1[3]) + 6, e0[2], min(max(e0[3], e1[3]) + 206, 580))
-        assert below[3] - below[1] > 100, below
+        journal_top = min(app.widget("journal", layout0)[1], app.widget("journal", layout1)[1])
+        below = (0, max(e0[3], e1[3]) + 6, e0[2], min(max(e0[3], e1[3]) + 206, journal_top - 4))
+        assert below[3] - below[1] > 40, below
         assert changed_pixels(before.crop(below), after.crop(below)) <= 5
         # Nor did the Report Details window beside it (its own X window at x >= 770).
         report = (800, 60, 1200, 500)
@@ -776,3 +825,158 @@ async def test_calls_keep_working_while_the_window_is_hidden(app):
         app.xdotool("windowmap", "--sync", main)
         await wait_screen(app, lambda img: len(marks(img, app.widget("recipient"))) >= 6, what="the edit drawn once shown")
         save(await stable_screen(app), "11-shown-again")
+
+
+# ---------------------------------------------------------------------------------------------
+# The human stays in command: the journal panel, "Undo agent's change", "Only I confirm orders"
+
+
+def _journal_row(row: str, who: str, what: str, window_id: str, outcome: str) -> bool:
+    """Whether journal line `row` ("HH:MM:SS  who  what  window  outcome  args  versions") is
+    that entry."""
+    parts = row.split("  ")
+    return (
+        len(parts) >= 5 and len(parts[0]) == 8 and parts[0][2] == ":" and parts[0][5] == ":"
+        and parts[1].startswith(who) and parts[2:5] == [what, window_id, outcome]
+    )
+
+
+async def test_journal_panel_shows_the_agent_and_the_user_undoes_its_change(app):
+    """Issue 20 items 5 and 6 (the egui app): (a) the agent's `edit_field` appears in the
+    journal panel at once, drawn in pixels, named by its HTTP token's label, its arguments as
+    the journal keeps them and a user-only call's secret masked (GB-4.5-2); (b) the user clicks
+    "Undo agent's change" and the Recipient field shows the old value again, in pixels; (c) the
+    agent's next write with its old expectedVersion gets `stale_state` (GB-7.1-2), drawn red in
+    the panel."""
+    rec = Recorder()
+    async with AsyncExitStack() as stack:
+        client = await agent(stack, app, rec)
+        is_error, body = await call(client, "w-A__edit_field", {"field": "recipient", "value": "Alice"})
+        assert not is_error, body
+        await app.wait_shown(lambda s: _journal_row(s["journal"][0], "Agent", "edit_field", "w-A", "ok"))
+        await app.agent_highlight_over()
+        await stable_screen(app)
+        layout_old, old = consistent_shot(app)
+        save(old, "20-agent-first-edit")
+        old_field = old.crop(app.widget("recipient", layout_old))
+        snap, _ = await read_windows(client)
+        version = window(snap, "w-A")["version"]
+
+        # (a) The agent's edit in the journal panel: its text (layout report) and its pixels.
+        is_error, body = await call(
+            client, "w-A__edit_field", {"field": "recipient", "value": "Mallory Mayhem", "expectedVersion": version}
+        )
+        assert not is_error, body
+        shown = await app.wait_shown(lambda s: "Mallory" in s["journal"][0], what="the edit in the journal")
+        row = shown["journal"][0]
+        assert _journal_row(row, "Agent", "edit_field", "w-A", "ok"), row
+        assert "token default" in row, row
+        assert f'{{"expectedVersion":{version},"field":"recipient","value":"Mallory Mayhem"}}' in row and f"v{version}→{version + 1}" in row, row
+        assert shown["undo"]["enabled"] is True and "edit_field" in shown["undo"]["text"], shown["undo"]
+        layout_new = await app.wait_layout(lambda w: "journal_row:0" in w)
+        row_rect = app.widget("journal_row:0", layout_new)
+        img = await wait_screen(
+            app, lambda img: changed_pixels(old.crop(row_rect), img.crop(row_rect)) > 50, what="the new journal row"
+        )
+        assert colored_pixels(img, app.widget("journal_row:0", app.layout()), JOURNAL_AGENT) > 20, "the agent, named"
+
+        # The agent tries the user's own action: refused, and the panel shows the secret masked.
+        is_error, body = await call(client, "w-A__set_payment_password", {"password": "agent-chosen-secret"})
+        assert is_error and body["code"] == "action_not_available", body
+        shown = await app.wait_shown(lambda s: "set_payment_password" in s["journal"][0])
+        row = shown["journal"][0]
+        assert _journal_row(row, "Agent", "set_payment_password", "w-A", "action_not_available"), row
+        assert f'{{"password":"{REDACTED}"}}' in row and "agent-chosen-secret" not in json.dumps(shown), row
+        await app.agent_highlight_over()
+        mallory = (await stable_screen(app)).crop(app.widget("recipient"))
+        assert changed_pixels(old_field, mallory) > 30, "the field shows the agent's new value"
+        save(screenshot(app), "21-journal-agent-edit")
+
+        # (b) The user takes the agent's change back: the field shows "Alice" again, in pixels.
+        rec.take()
+        await app.click("undo")
+        await rec.wait_for("updated:app://windows")
+
+        def old_value_back(img):
+            return changed_pixels(old_field, img.crop(app.widget("recipient"))) == 0
+
+        await wait_screen(app, old_value_back, what="the old recipient drawn again")
+        snap, _ = await read_windows(client)
+        assert fields(snap, "w-A")["Recipient"]["value"] == "Alice"
+        undone = window(snap, "w-A")["version"]
+        assert undone > version + 1
+        shown = await app.wait_shown(lambda s: _journal_row(s["journal"][0], "You", "undo edit_field", "w-A", "ok"))
+        assert f"v{version + 1}→{undone}" in shown["journal"][0], shown["journal"][0]
+        save(await stable_screen(app), "22-user-undid")
+
+        # (c) The agent still holds the version its edit left: stale.
+        is_error, body = await call(
+            client, "w-A__edit_field", {"field": "recipient", "value": "Mallory again", "expectedVersion": version + 1}
+        )
+        assert is_error and body["code"] == "stale_state", body
+        assert body["currentVersion"] == undone
+        snap, _ = await read_windows(client)
+        assert fields(snap, "w-A")["Recipient"]["value"] == "Alice"
+        shown = await app.wait_shown(lambda s: _journal_row(s["journal"][0], "Agent", "edit_field", "w-A", "stale_state"))
+        await app.agent_highlight_over()
+        layout, img = consistent_shot(app)
+        assert red_pixels(img, app.widget("journal_row:0", layout)) > 20, "the refusal's code drawn red"
+        assert changed_pixels(old_field, img.crop(app.widget("recipient", layout))) == 0, "Alice still"
+
+
+async def test_only_the_user_confirms_orders(app):
+    """Issue 20 items 4 to 6 (the egui app): the user ticks "Only I confirm orders"; the agent's
+    submit still opens "Confirm order" (GB-2-5), whose summary says it waits for the user; the
+    dialog has no confirm tool in tools/list and the agent's `{dialog}__confirm` by name gets
+    `action_not_available` (GB-7.4-8); the dialog on screen keeps its Confirm button and says
+    the agent cannot confirm; the user's click on it places the order."""
+    rec = Recorder()
+    async with AsyncExitStack() as stack:
+        client = await agent(stack, app, rec)
+        layout0, before = consistent_shot(app)
+        box = app.widget("user_confirms", layout0)
+        assert app.shown()["userConfirms"] is False
+        await app.click("user_confirms")
+        await app.wait_shown(lambda s: s["userConfirms"] is True, what="the switch on")
+        await wait_screen(app, lambda img: changed_pixels(before.crop(box), img.crop(box)) > 10, what="the tick")
+        shown = await app.wait_shown(lambda s: _journal_row(s["journal"][0], "You", "edit", "w-A", "ok"))
+
+        for field, value in (("recipient", "Chen Li"), ("amount", "$75.50")):
+            is_error, body = await call(client, "w-A__edit_field", {"field": field, "value": value})
+            assert not is_error, body
+        rec.take()
+        is_error, body = await call(client, "w-A__submit")
+        assert not is_error, body
+        (dialog,) = body["openedWindowIds"]
+        await rec.wait_for("tools_changed")
+        snap, _ = await read_windows(client)
+        assert window(snap, dialog)["summary"] == "Waiting for the user to confirm the order for Chen Li, amount $75.50"
+        assert dialog in snap["operableWindowIds"]
+        names = await tool_names(client)
+        assert f"{dialog}__confirm" not in names and f"{dialog}__cancel" in names, sorted(names)
+
+        is_error, body = await call(client, f"{dialog}__confirm")
+        assert is_error and body["code"] == "action_not_available", body
+        snap, _ = await read_windows(client)
+        assert window(snap, dialog) is not None
+        assert window(snap, "w-A")["summary"] != "Order #12345 for Chen Li was placed"
+        await app.wait_shown(lambda s: _journal_row(s["journal"][0], "Agent", "confirm", dialog, "action_not_available"))
+
+        layout = await app.wait_layout(lambda w: {"dialog", "confirm", "dialog_user_note"} <= set(w))
+        await app.agent_highlight_over()
+        img = await stable_screen(app)
+        assert colored_pixels(img, app.widget("dialog_user_note", layout), NOTE_BLUE) > 20, "the note is drawn"
+        save(img, "23-only-the-user-confirms")
+        summary_rect = app.widget("summary", layout)
+        rec.take()
+
+        await app.click("confirm")
+        await rec.wait_for("tools_changed")
+        snap, _ = await read_windows(client)
+        assert window(snap, dialog) is None
+        assert window(snap, "w-A")["summary"] == "Order #12345 for Chen Li was placed"
+        await app.wait_shown(lambda s: _journal_row(s["journal"][0], "You", "confirm", dialog, "ok"))
+        await app.wait_layout(lambda w: "dialog" not in w)
+        after = await stable_screen(app)
+        assert changed_pixels(img.crop(summary_rect), after.crop(app.widget("summary"))) > 100, "the heading says placed"
+        save(after, "24-user-confirmed")

@@ -4,7 +4,7 @@
 
 use crate::app::{ConfirmOrder, OrderEditor, ReportDetails, SessionLocked};
 use bridge_runtime::BridgeWindow;
-use bridge_runtime::gui::{AgentCall, Ui};
+use bridge_runtime::gui::{Actor, AgentCall, Journal, Ui, UndoError, UndoPoint};
 use bridge_runtime::render::FieldSet;
 use serde_json::{Map, Value};
 
@@ -36,6 +36,22 @@ pub trait Model {
     /// Runs tool `tool` (`{winId}__{action}` / `app__{action}`) with `args` as the user; the
     /// success message, or why not.
     fn apply(&mut self, tool: &str, args: Map<String, Value>) -> Result<String, Refused>;
+    /// The journal of every operation, where there is one (none without bridge).
+    fn journal(&self) -> Option<&Journal>;
+    /// The agent change of window `id` that "Undo agent's change" would take back, or why it
+    /// cannot; `None` where nothing keeps agent changes (without bridge).
+    fn can_undo(&self, id: &str) -> Option<Result<UndoPoint, UndoError>>;
+    /// Takes back the agent's last change of window `id` as the user; the message, or why not.
+    fn undo(&mut self, id: &str) -> Result<String, Refused>;
+    /// Whether "Confirm order" is the user's alone ("Only I confirm orders").
+    fn user_confirms(&self) -> bool;
+    /// Switches "Only I confirm orders", as the user.
+    fn set_user_confirms(&mut self, on: bool) -> String;
+}
+
+/// What the status bar says after the user's switch of "Only I confirm orders".
+fn user_confirms_message(on: bool) -> String {
+    if on { "Only you confirm orders now: agents cannot" } else { "Agents may confirm orders again" }.into()
 }
 
 impl Model for Ui {
@@ -77,6 +93,30 @@ impl Model for Ui {
             message: e.message,
         })
     }
+    fn journal(&self) -> Option<&Journal> {
+        Some(Ui::journal(self))
+    }
+    fn can_undo(&self, id: &str) -> Option<Result<UndoPoint, UndoError>> {
+        Some(Ui::can_undo(self, id))
+    }
+    fn undo(&mut self, id: &str) -> Result<String, Refused> {
+        match Ui::undo(self, id) {
+            Ok(done) => Ok(format!("Undid the agent's {}", action_of(&done.tool))),
+            Err(e) => Err(Refused { message: e.to_string(), field_error: None }),
+        }
+    }
+    fn user_confirms(&self) -> bool {
+        self.windows_of::<OrderEditor>().next().is_some_and(|(_, e)| e.user_confirms)
+    }
+    fn set_user_confirms(&mut self, on: bool) -> String {
+        crate::app::set_user_confirms(self, Actor::User, on);
+        user_confirms_message(on)
+    }
+}
+
+/// The action of tool name `tool` (`w-A__edit_field` → `edit_field`).
+pub fn action_of(tool: &str) -> &str {
+    tool.split_once("__").map_or(tool, |(_, action)| action)
 }
 
 /// The Order Editor without bridge: the same window types held in plain fields and changed by
@@ -159,6 +199,28 @@ impl Model for PlainModel {
     fn last_agent_call(&self) -> Option<&AgentCall> {
         None
     }
+    fn journal(&self) -> Option<&Journal> {
+        None
+    }
+    fn can_undo(&self, _id: &str) -> Option<Result<UndoPoint, UndoError>> {
+        None
+    }
+    fn undo(&mut self, _id: &str) -> Result<String, Refused> {
+        Err(Self::refuse("nothing keeps the agent's changes without bridge"))
+    }
+    fn user_confirms(&self) -> bool {
+        self.editors.first().is_some_and(|(_, e)| e.user_confirms)
+    }
+    fn set_user_confirms(&mut self, on: bool) -> String {
+        for (_, editor) in &mut self.editors {
+            editor.user_confirms = on;
+        }
+        for (_, dialog) in &mut self.dialogs {
+            dialog.by_user = on;
+        }
+        self.revision += 1;
+        user_confirms_message(on)
+    }
     fn revision(&self) -> u64 {
         self.revision
     }
@@ -192,7 +254,7 @@ impl Model for PlainModel {
                     owner: id.to_owned(),
                     recipient: editor.1.form.recipient.clone(),
                     amount: editor.1.form.amount.clone(),
-                    by_user: false,
+                    by_user: editor.1.user_confirms,
                 };
                 let dialog_id = self.fresh_id();
                 self.dialogs.push((dialog_id, dialog));
