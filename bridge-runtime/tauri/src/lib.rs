@@ -240,6 +240,9 @@ impl<R: Runtime, T: Manager<R>> BridgeExt<R> for T {
 /// commits that come faster than the events are folded into one event naming every window any
 /// of them changed: a page that re-renders the windows named here misses nothing.
 ///
+/// A call refused by the GB checks changes no window and emits nothing, though it is journaled:
+/// a journal panel reads `journal` with the last `seq` it showed after each event.
+///
 /// `{"generation": 7, "changed": ["w-1"], "closed": [], "toolsChanged": false,
 /// "operableChanged": false}`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
