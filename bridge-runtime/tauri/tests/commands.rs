@@ -262,6 +262,44 @@ fn the_mcp_server_refuses_a_request_without_the_token() {
     assert_eq!(status(authority, initialize, Some(TOKEN)), 200);
 }
 
+/// GB-7.1-2 with a real MCP client as the agent (rmcp, over the plugin's HTTP server with the
+/// token): the user's call through the page makes the agent's `expectedVersion` stale, and the
+/// agent reads the password masked (GB-4.5-2).
+#[test]
+fn an_mcp_agent_gets_stale_state_after_the_users_call() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams, ResourceContents};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let (app, page) = app();
+    let url = app.mcp_config().url;
+    tauri::async_runtime::block_on(async move {
+        let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN);
+        let agent = ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize");
+        let read = agent.read_resource(ReadResourceRequestParams::new("app://windows")).await.expect("resources/read");
+        let text = match &read.contents[0] {
+            ResourceContents::TextResourceContents { text, .. } => text.clone(),
+            other => panic!("a text resource, not {other:?}"),
+        };
+        let windows: Value = serde_json::from_str(&text).expect("JSON");
+        assert!(text.contains("••••••") && !text.contains("hunter2-s3cret"));
+        let seen = windows["windows"][0]["version"].as_i64().expect("w-A's version");
+
+        invoke(&page, "call", json!({"name": "w-A__edit_field", "arguments": {"field": "amount", "value": "7"}}))
+            .expect("the user's edit");
+
+        let call = CallToolRequestParams::new("w-A__edit_field")
+            .with_arguments(args(json!({"field": "recipient", "value": "Eve", "expectedVersion": seen})));
+        let answer = agent.call_tool(call).await.expect("tools/call");
+        assert_eq!(answer.is_error, Some(true));
+        let error = answer.structured_content.expect("the GB error object");
+        assert_eq!(error["code"], "stale_state");
+        assert_eq!(error["currentVersion"], version(&page, "w-A"));
+        let _ = agent.cancel().await;
+    });
+}
+
 /// POSTs `body` to `http://AUTHORITY/mcp` (with `Authorization: Bearer TOKEN` when given) and
 /// returns the response's status.
 fn status(authority: &str, body: &str, token: Option<&str>) -> u16 {
