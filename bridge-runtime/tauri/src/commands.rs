@@ -1,5 +1,7 @@
 //! The plugin's commands: the page's API (`invoke('plugin:bridge|NAME', args)`). Each runs on
-//! Tauri's async runtime; operations on the UI take the bridge's turn like an agent's call.
+//! Tauri's async runtime, never on the main thread (the reads too: a long journal is not
+//! serialized on the event loop); operations on the UI take the bridge's turn like an agent's
+//! call.
 
 use crate::{BridgeState, McpConfig};
 use bridge_runtime::gui::{Actor, JournalEntry, UndoError, UndoPoint, Undone};
@@ -113,7 +115,7 @@ impl From<Undone> for UndoneView {
 }
 
 /// `windows`: the `app://windows` JSON, masked, byte for byte what agents read.
-#[tauri::command]
+#[tauri::command(async)]
 pub(crate) fn windows(state: State<'_, BridgeState>) -> Response {
     Response::new(state.bridge.published().snapshot_json().to_string())
 }
@@ -131,7 +133,7 @@ pub(crate) async fn call(
 }
 
 /// `operable`: `operableWindowIds` now.
-#[tauri::command]
+#[tauri::command(async)]
 pub(crate) fn operable(state: State<'_, BridgeState>) -> Vec<String> {
     state.bridge.published().operable_window_ids().to_vec()
 }
@@ -157,7 +159,7 @@ pub(crate) async fn last_agent_call(state: State<'_, BridgeState>) -> Result<Opt
 
 /// `journal`: the entries with `seq` greater than `since` (all kept entries without it), oldest
 /// first, arguments masked as the journal masks them.
-#[tauri::command]
+#[tauri::command(async)]
 pub(crate) fn journal(state: State<'_, BridgeState>, since: Option<u64>) -> Vec<JournalEntry> {
     state.bridge.journal().since(since.unwrap_or(0))
 }
@@ -177,7 +179,7 @@ pub(crate) async fn can_undo(state: State<'_, BridgeState>, window_id: String) -
 }
 
 /// `mcp_config`: the MCP URL and token (not in `bridge:default`).
-#[tauri::command]
+#[tauri::command(async)]
 pub(crate) fn mcp_config(state: State<'_, BridgeState>) -> McpConfig {
     state.mcp.clone()
 }
