@@ -31,7 +31,9 @@
 //! rule: every request needs `Authorization: Bearer TOKEN` (401 without). The token is
 //! [`Options::token`], else `$BRIDGE_MCP_TOKEN`, else read from a file readable by this user
 //! only (`0600`), by default `mcp-token` in the app's config directory, generated there on the
-//! first start and kept, so the user configures their MCP host once. Nobody sees a GUI app's
+//! first start and kept. Give a fixed port (`Options::http_addr`) so that the URL is kept too and
+//! the user configures their MCP host once: any free port, the default, changes at each start.
+//! Nobody sees a GUI app's
 //! stdout: the app shows the user the URL and the token through [`McpConfig`] (the `mcp_config`
 //! command, [`BridgeExt::mcp_config`]). MCP over stdio (an MCP host starting the app) is not
 //! offered yet.
@@ -141,8 +143,9 @@ impl std::fmt::Debug for Options {
 
 impl Options {
     /// Serves MCP at `http://ADDR/mcp`; a loopback address (`127.0.0.1:PORT`, `[::1]:PORT`),
-    /// port 0 for any free port (the default, `127.0.0.1:0`). [`McpConfig::url`] names the bound
-    /// port.
+    /// port 0 for any free port (the default, `127.0.0.1:0`, which changes at each start: give a
+    /// fixed port so that the user's MCP host configuration keeps working). [`McpConfig::url`]
+    /// names the bound port; a port in use fails the start ([`Error::Bind`]).
     pub fn http_addr(mut self, addr: SocketAddr) -> Self {
         self.http_addr = addr;
         self
