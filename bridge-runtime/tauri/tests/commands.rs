@@ -300,6 +300,23 @@ fn an_mcp_agent_gets_stale_state_after_the_users_call() {
     });
 }
 
+/// The plugin serves on loopback only, and a port it cannot bind fails the app's start rather
+/// than leaving agents without a server.
+#[test]
+fn a_non_loopback_or_busy_address_fails_the_start() {
+    let start = |addr: std::net::SocketAddr| {
+        let options = Options::default().token(TOKEN).http_addr(addr);
+        mock_builder()
+            .plugin(tauri_plugin_bridge::init(app::build(REPORT_ROWS), options))
+            .build(mock_context(noop_assets()))
+    };
+    let refused = start("0.0.0.0:0".parse().expect("an address")).err().expect("refused").to_string();
+    assert!(refused.contains("only loopback"), "{refused}");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let busy = start(taken.local_addr().expect("bound")).err().expect("refused").to_string();
+    assert!(busy.contains("cannot serve MCP"), "{busy}");
+}
+
 /// POSTs `body` to `http://AUTHORITY/mcp` (with `Authorization: Bearer TOKEN` when given) and
 /// returns the response's status.
 fn status(authority: &str, body: &str, token: Option<&str>) -> u16 {
