@@ -310,11 +310,11 @@ fn a_non_loopback_or_busy_address_fails_the_start() {
             .plugin(tauri_plugin_bridge::init(app::build(REPORT_ROWS), options))
             .build(mock_context(noop_assets()))
     };
-    let refused = start("0.0.0.0:0".parse().expect("an address")).err().expect("refused").to_string();
-    assert!(refused.contains("only loopback"), "{refused}");
+    let Err(refused) = start("0.0.0.0:0".parse().expect("an address")) else { panic!("a non-loopback address") };
+    assert!(refused.to_string().contains("only loopback"), "{refused}");
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-    let busy = start(taken.local_addr().expect("bound")).err().expect("refused").to_string();
-    assert!(busy.contains("cannot serve MCP"), "{busy}");
+    let Err(busy) = start(taken.local_addr().expect("bound")) else { panic!("a busy port") };
+    assert!(busy.to_string().contains("cannot serve MCP"), "{busy}");
 }
 
 /// POSTs `body` to `http://AUTHORITY/mcp` (with `Authorization: Bearer TOKEN` when given) and
