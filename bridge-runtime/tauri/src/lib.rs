@@ -1,0 +1,379 @@
+//! `tauri-plugin-bridge`: a Tauri 2 app's UI, described with bridge's `#[bridge_window]` types,
+//! served to AI agents over MCP (streamable HTTP on loopback) and to the app's own page as
+//! plugin commands and an event.
+//!
+//! ```ignore
+//! tauri::Builder::default()
+//!     .plugin(tauri_plugin_bridge::init(
+//!         app::build(),                                   // a bridge_runtime::BridgeBuilder
+//!         tauri_plugin_bridge::Options::default().setup_ui(|ui| app::open_initial(ui)),
+//!     ))
+//!     .run(tauri::generate_context!())
+//! ```
+//!
+//! # What runs where
+//!
+//! The plugin owns the bridge, and the app's state lives in it (the bridge's [`Ui`]), as in the
+//! egui example. The `Ui` has no thread of its own: it is built with
+//! [`BridgeBuilder::spawn_headless`], so every operation — an agent's MCP call, a command of the
+//! page — runs on the tokio task that asks for it (Tauri's async runtime for the commands, the
+//! HTTP server's tasks for agents), one at a time under the bridge's fair lock, in arrival order
+//! (GB-10.1-3). That is the right owner for a web-view UI: the page draws from the published
+//! JSON in another process and never needs the `Ui` itself, so there is no frame to run
+//! operations in (what [`BridgeBuilder::build_for_gui`] is for), and running them on Tauri's main
+//! thread would stall its event loop. [`Options::setup_ui`] runs once, on the thread that runs
+//! the plugin's setup (Tauri's main thread), before anything is served.
+//!
+//! # MCP
+//!
+//! The plugin's setup binds [`Options::http_addr`] (default `127.0.0.1:0`, any free port) and
+//! serves MCP at `http://ADDR/mcp` with `bridge_runtime::mcp::serve_http_on_with` and its access
+//! rule: every request needs `Authorization: Bearer TOKEN` (401 without). The token is
+//! [`Options::token`], else `$BRIDGE_MCP_TOKEN`, else read from a file readable by this user
+//! only (`0600`), by default `mcp-token` in the app's config directory, generated there on the
+//! first start and kept. Give a fixed port (`Options::http_addr`) so that the URL is kept too and
+//! the user configures their MCP host once: any free port, the default, changes at each start.
+//! Nobody sees a GUI app's
+//! stdout: the app shows the user the URL and the token through [`McpConfig`] (the `mcp_config`
+//! command, [`BridgeExt::mcp_config`]). MCP over stdio (an MCP host starting the app) is not
+//! offered yet.
+//!
+//! # The page's API
+//!
+//! Commands (`invoke('plugin:bridge|NAME', args)`; `guest-js/index.js` wraps them):
+//!
+//! | command | arguments | resolves with | rejects with |
+//! | --- | --- | --- | --- |
+//! | `windows` | — | the `app://windows` JSON, masked: exactly what agents read | — |
+//! | `call` | `name`, `arguments` (object) | the `ToolResult` of the call, run as the user | the GB error object `{code, message, currentVersion?, fields?}` |
+//! | `operable` | — | `operableWindowIds` (string array) | — |
+//! | `last_agent_call` | — | [`LastAgentCall`] or `null` | — |
+//! | `journal` | `since` (number, optional) | journal entries with `seq > since`, oldest first, masked as the journal masks | — |
+//! | `undo` | `windowId` | [`UndoneView`] | [`CommandError`] |
+//! | `can_undo` | `windowId` | [`UndoPointView`] | [`CommandError`] (why not) |
+//! | `mcp_config` | — | [`McpConfig`] (holds the token) | — |
+//!
+//! The event [`CHANGED_EVENT`] (`bridge://changed`) carries a [`Changed`].
+//!
+//! # Permissions and trust
+//!
+//! `bridge:default` grants every command but `mcp_config`, which hands out the MCP token and is
+//! granted on its own (`bridge:allow-mcp-config`). `call` runs as the user: it can take actions
+//! that are the user's alone (a user-only "Confirm") and is never held to an agent's limits. So
+//! the page that holds the capability must be trusted: ship it with the app (`frontendDist`),
+//! under a strict CSP, never grant the capability to remote content, and render every string an
+//! agent can set as text (no `innerHTML`) — otherwise an agent could write a script into a field
+//! and press the user's buttons through this plugin.
+
+mod commands;
+mod token;
+
+use bridge_runtime::gui::{Bridge, BridgeBuilder, Published, Ui};
+use bridge_runtime::mcp::HttpOptions;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tauri::plugin::{Builder, TauriPlugin};
+use tauri::{Emitter, Manager, Runtime};
+
+pub use commands::{CommandError, LastAgentCall, UndoPointView, UndoneView};
+pub use token::TokenSource;
+
+/// The event emitted after each commit that changed what the page shows; its payload is a
+/// [`Changed`].
+pub const CHANGED_EVENT: &str = "bridge://changed";
+
+/// Why the plugin could not start (returned from its setup: Tauri then fails to build the app).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The token is unusable (not 16 to 1,024 visible ASCII characters, no randomness).
+    #[error("MCP token: {0}")]
+    Token(String),
+    /// The token file could not be read or written.
+    #[error("MCP token file {path}: {error}", path = .0.display(), error = .1)]
+    Io(PathBuf, #[source] std::io::Error),
+    /// [`Options::http_addr`] is not a loopback address.
+    #[error("refusing to serve MCP on {0}: only loopback addresses are allowed")]
+    NonLoopback(SocketAddr),
+    /// Binding the HTTP address failed.
+    #[error("cannot serve MCP on {0}: {1}")]
+    Bind(SocketAddr, #[source] std::io::Error),
+    /// The app's config directory is unknown (for the default token file).
+    #[error("no config directory for the MCP token file: {0}")]
+    ConfigDir(String),
+}
+
+type SetupUi = Box<dyn FnOnce(&mut Ui) + Send>;
+
+/// How the plugin serves: the HTTP address, the token, the first windows. Build from
+/// [`Options::default`].
+#[must_use]
+pub struct Options {
+    http_addr: SocketAddr,
+    http: HttpOptions,
+    token: Option<String>,
+    token_file: Option<PathBuf>,
+    setup_ui: Option<SetupUi>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            http: HttpOptions::default(),
+            token: None,
+            token_file: None,
+            setup_ui: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token.
+        f.debug_struct("Options")
+            .field("http_addr", &self.http_addr)
+            .field("token_file", &self.token_file)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Options {
+    /// Serves MCP at `http://ADDR/mcp`; a loopback address (`127.0.0.1:PORT`, `[::1]:PORT`),
+    /// port 0 for any free port (the default, `127.0.0.1:0`, which changes at each start: give a
+    /// fixed port so that the user's MCP host configuration keeps working). [`McpConfig::url`]
+    /// names the bound port; a port in use fails the start ([`Error::Bind`]).
+    pub fn http_addr(mut self, addr: SocketAddr) -> Self {
+        self.http_addr = addr;
+        self
+    }
+
+    /// The HTTP server's caps and timeouts (`bridge_runtime::mcp::HttpOptions`); its token is
+    /// replaced by the one this plugin resolves.
+    pub fn http_options(mut self, options: HttpOptions) -> Self {
+        self.http = options;
+        self
+    }
+
+    /// The MCP access token (16 to 1,024 visible ASCII characters); without it,
+    /// `$BRIDGE_MCP_TOKEN`, else the token file.
+    pub fn token(mut self, secret: impl Into<String>) -> Self {
+        self.token = Some(secret.into());
+        self
+    }
+
+    /// Where the token is kept when neither [`Options::token`] nor `$BRIDGE_MCP_TOKEN` gives it
+    /// (default: `mcp-token` in the app's config directory). A missing file is created (`0600`)
+    /// with a new token; a file others can read is set to `0600`.
+    pub fn token_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.token_file = Some(path.into());
+        self
+    }
+
+    /// Runs `f` on the bridge's [`Ui`] once, before anything is served: open the initial windows.
+    pub fn setup_ui(mut self, f: impl FnOnce(&mut Ui) + Send + 'static) -> Self {
+        self.setup_ui = Some(Box::new(f));
+        self
+    }
+}
+
+/// Where agents reach the app, for the user to copy into their MCP host. Serialized in
+/// camelCase: `{"url": "http://127.0.0.1:PORT/mcp", "token": "…", "tokenSource": "file",
+/// "tokenFile": "/home/…/mcp-token", "mcpServers": {NAME: {"type": "http", "url": …, "headers":
+/// {"Authorization": "Bearer …"}}}}` (`mcpServers` is the configuration block MCP hosts read;
+/// `NAME` is the server name of the bridge).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct McpConfig {
+    /// `http://ADDR/mcp` with the bound port.
+    pub url: String,
+    /// The access token (a secret: show it to the user, never log it).
+    pub token: String,
+    /// Where the token came from.
+    pub token_source: TokenSource,
+    /// The token file, when the token came from one.
+    pub token_file: Option<PathBuf>,
+    /// A ready `mcpServers` block.
+    pub mcp_servers: serde_json::Value,
+}
+
+/// The plugin's state, managed by the app (`app.state::<BridgeState>()`, or [`BridgeExt`]).
+#[derive(Debug)]
+pub struct BridgeState {
+    bridge: Bridge,
+    mcp: McpConfig,
+}
+
+impl BridgeState {
+    /// The bridge (a cheap handle): run the app's own operations with `Bridge::run`.
+    pub fn bridge(&self) -> &Bridge {
+        &self.bridge
+    }
+
+    /// Where agents reach the app.
+    pub fn mcp_config(&self) -> &McpConfig {
+        &self.mcp
+    }
+}
+
+/// The plugin's state from anything that reaches the app (`App`, `AppHandle`, `Window`...).
+pub trait BridgeExt<R: Runtime> {
+    /// The bridge the plugin owns. Panics if the plugin is not registered (Tauri's `state`).
+    fn bridge(&self) -> Bridge;
+    /// Where agents reach the app. Panics if the plugin is not registered.
+    fn mcp_config(&self) -> McpConfig;
+}
+
+impl<R: Runtime, T: Manager<R>> BridgeExt<R> for T {
+    fn bridge(&self) -> Bridge {
+        self.state::<BridgeState>().bridge.clone()
+    }
+
+    fn mcp_config(&self) -> McpConfig {
+        self.state::<BridgeState>().mcp.clone()
+    }
+}
+
+/// What [`CHANGED_EVENT`] carries, after each commit that changed anything a page shows
+/// (serialized in camelCase). Changes are measured against the state of the previous event, so
+/// commits that come faster than the events are folded into one event naming every window any
+/// of them changed: a page that re-renders the windows named here misses nothing.
+///
+/// A call refused by the GB checks changes no window and emits nothing, though it is journaled:
+/// a journal panel reads `journal` with the last `seq` it showed after each event.
+///
+/// `{"generation": 7, "changed": ["w-1"], "closed": [], "toolsChanged": false,
+/// "operableChanged": false}`
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Changed {
+    /// The published generation this event brings the page to (bumps on every commit that
+    /// changed anything).
+    pub generation: u64,
+    /// Windows opened or whose `version` changed, in opening order: re-read them (`windows`).
+    pub changed: Vec<String>,
+    /// Windows closed since the previous event.
+    pub closed: Vec<String>,
+    /// Whether the agent's tool list changed (a window opened or closed, an action's
+    /// availability, a modal blocking a window).
+    pub tools_changed: bool,
+    /// Whether `operableWindowIds` changed (to enable or disable a blocked owner).
+    pub operable_changed: bool,
+}
+
+impl Changed {
+    /// What changed from `before` to `after`; `None` when nothing did.
+    pub fn between(before: &Published, after: &Published) -> Option<Self> {
+        let old: HashMap<&str, i64> = before.windows().map(|w| (w.id.as_str(), w.version)).collect();
+        let changed: Vec<String> =
+            after.windows().filter(|w| old.get(w.id.as_str()) != Some(&w.version)).map(|w| w.id.clone()).collect();
+        let closed: Vec<String> =
+            before.windows().filter(|w| after.window(&w.id).is_none()).map(|w| w.id.clone()).collect();
+        let event = Changed {
+            generation: after.generation,
+            changed,
+            closed,
+            tools_changed: before.tools_rev != after.tools_rev,
+            operable_changed: before.operable_window_ids() != after.operable_window_ids(),
+        };
+        let any =
+            !event.changed.is_empty() || !event.closed.is_empty() || event.tools_changed || event.operable_changed;
+        any.then_some(event)
+    }
+}
+
+/// The plugin: `tauri::Builder::default().plugin(tauri_plugin_bridge::init(builder, options))`.
+/// Its setup builds the bridge from `builder` ([`BridgeBuilder::spawn_headless`]), runs
+/// [`Options::setup_ui`], resolves the token, binds the HTTP address, manages [`BridgeState`],
+/// and starts the MCP server and the [`CHANGED_EVENT`] emitter on Tauri's async runtime. A
+/// failure there ([`Error`]) fails the app's build.
+pub fn init<R: Runtime>(builder: BridgeBuilder, options: Options) -> TauriPlugin<R> {
+    let mut pending = Some((builder, options));
+    Builder::new("bridge")
+        .invoke_handler(tauri::generate_handler![
+            commands::windows,
+            commands::call,
+            commands::operable,
+            commands::last_agent_call,
+            commands::journal,
+            commands::undo,
+            commands::can_undo,
+            commands::mcp_config,
+        ])
+        .setup(move |app, _api| {
+            let Some((builder, options)) = pending.take() else {
+                return Err("the bridge plugin was set up twice".into());
+            };
+            start(app, builder, options).map_err(Into::into)
+        })
+        .build()
+}
+
+/// The plugin's setup (see [`init`]).
+fn start<R: Runtime>(app: &tauri::AppHandle<R>, builder: BridgeBuilder, options: Options) -> Result<(), Error> {
+    let Options { http_addr, http, token, token_file, setup_ui } = options;
+    if !http_addr.ip().is_loopback() {
+        return Err(Error::NonLoopback(http_addr));
+    }
+    let (secret, token_source, token_file) = token::resolve(token.as_deref(), || match token_file {
+        Some(path) => Ok(path),
+        None => app
+            .path()
+            .app_config_dir()
+            .map(|dir| dir.join(token::DEFAULT_FILE))
+            .map_err(|e| Error::ConfigDir(e.to_string())),
+    })?;
+    let listener = std::net::TcpListener::bind(http_addr).map_err(|e| Error::Bind(http_addr, e))?;
+    let bound = listener.local_addr().map_err(|e| Error::Bind(http_addr, e))?;
+    listener.set_nonblocking(true).map_err(|e| Error::Bind(http_addr, e))?;
+
+    let bridge = builder.spawn_headless(move |ui| {
+        if let Some(f) = setup_ui {
+            f(ui);
+        }
+    });
+    let url = format!("http://{bound}/mcp");
+    let mcp_servers = serde_json::json!({
+        bridge.identity().name.clone(): {
+            "type": "http",
+            "url": url,
+            "headers": { "Authorization": format!("Bearer {secret}") },
+        }
+    });
+    let mcp = McpConfig { url, token: secret.clone(), token_source, token_file, mcp_servers };
+    app.manage(BridgeState { bridge: bridge.clone(), mcp });
+
+    let server = bridge.clone();
+    let http = http.token(secret);
+    tauri::async_runtime::spawn(async move {
+        let served = match tokio::net::TcpListener::from_std(listener) {
+            Ok(listener) => bridge_runtime::mcp::serve_http_on_with(server, listener, http).await,
+            Err(e) => Err(e.into()),
+        };
+        if let Err(e) = served {
+            tracing::error!(error = %e, "the MCP server stopped");
+        }
+    });
+
+    let emitter = app.clone();
+    // The state the first event is measured against, taken before anything else can commit.
+    let mut watch = bridge.watch();
+    let mut seen: Arc<Published> = watch.borrow_and_update().clone();
+    tauri::async_runtime::spawn(async move {
+        while watch.changed().await.is_ok() {
+            let now = watch.borrow_and_update().clone();
+            if let Some(event) = Changed::between(&seen, &now)
+                && let Err(e) = emitter.emit(CHANGED_EVENT, &event)
+            {
+                tracing::warn!(error = %e, "could not emit {CHANGED_EVENT}");
+            }
+            seen = now;
+        }
+    });
+    Ok(())
+}
