@@ -185,6 +185,11 @@ impl JournalEntry {
     /// What the entry counts for against [`JournalLimits::max_bytes`]: a fixed overhead plus
     /// its strings and its arguments as compact JSON.
     pub fn size(&self) -> usize {
+        self.size_with(json_len(&self.arguments))
+    }
+
+    /// [`JournalEntry::size`], given its arguments' length as compact JSON.
+    fn size_with(&self, arguments_len: usize) -> usize {
         let strings = [&self.window_id, &self.window_title, &self.message]
             .iter()
             .map(|s| s.as_ref().map_or(0, String::len))
@@ -194,7 +199,7 @@ impl JournalEntry {
             _ => 0,
         };
         let lists = self.opened.iter().chain(&self.closed).map(String::len).sum::<usize>();
-        ENTRY_OVERHEAD + strings + operation + lists + json_len(&self.arguments) + actor_len(&self.actor)
+        ENTRY_OVERHEAD + strings + operation + lists + arguments_len + actor_len(&self.actor)
     }
 
     /// Whether `self` is the same rejection as `other` (see [`JournalEntry::count`]).
@@ -247,12 +252,23 @@ fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
     counter.0
 }
 
-/// A call's arguments as an entry keeps them: (masked or cut, size as received, cut?).
-pub(crate) fn record_arguments(
-    args: &Map<String, Value>,
-    spec: Option<&ActionSpec>,
-    max_bytes: usize,
-) -> (Value, usize, bool) {
+/// `null`'s length as JSON.
+const NULL_LEN: usize = 4;
+
+/// A call's arguments as an entry keeps them.
+pub(crate) struct Recorded {
+    /// Masked, or cut (a string).
+    pub(crate) value: Value,
+    /// Their size as received.
+    pub(crate) bytes: usize,
+    /// Whether `value` is cut short.
+    pub(crate) cut: bool,
+    /// `value`'s length as compact JSON (what [`JournalEntry::size`] counts for it).
+    pub(crate) kept_len: usize,
+}
+
+/// A call's arguments as an entry keeps them.
+pub(crate) fn record_arguments(args: &Map<String, Value>, spec: Option<&ActionSpec>, max_bytes: usize) -> Recorded {
     let mut changed = false;
     let masked = match spec {
         Some(spec) => mask_object(args, spec.input_schema.as_ref(), &mut changed),
@@ -266,9 +282,10 @@ pub(crate) fn record_arguments(
     // Nothing masked (the usual case): the copy is the arguments, measured once.
     let bytes = if changed { json_len(args) } else { masked_len };
     if masked_len <= max_bytes {
-        return (masked, bytes, false);
+        return Recorded { value: masked, bytes, cut: false, kept_len: masked_len };
     }
-    (Value::String(cut_json(&masked, max_bytes)), bytes, true)
+    let value = Value::String(cut_json(&masked, max_bytes));
+    Recorded { kept_len: json_len(&value), value, bytes, cut: true }
 }
 
 /// The first `max_bytes` of `value` as compact JSON (cut at a character boundary).
@@ -284,8 +301,8 @@ fn cut_json(value: &Value, max_bytes: usize) -> String {
 
 /// What an entry keeps of the arguments of a call refused before its turn (over a cap, busy,
 /// timed out): nothing but their size (nothing read them; they may be huge).
-pub(crate) fn unread_arguments(bytes: usize) -> (Value, usize, bool) {
-    (Value::Null, bytes, true)
+pub(crate) fn unread_arguments(bytes: usize) -> Recorded {
+    Recorded { value: Value::Null, bytes, cut: true, kept_len: NULL_LEN }
 }
 
 /// Keeps journal entries beyond the in-memory [`Journal`](crate::gui::Journal): an audit trail
@@ -498,6 +515,8 @@ struct Inner {
     on: bool,
     limits: JournalLimits,
     entries: VecDeque<JournalEntry>,
+    /// Each kept entry's [`JournalEntry::size`], measured once when appended.
+    sizes: VecDeque<usize>,
     bytes: usize,
     next_seq: u64,
     dropped: u64,
@@ -604,6 +623,7 @@ impl Journal {
                 on: on || sink.is_some(),
                 limits,
                 entries: VecDeque::new(),
+                sizes: VecDeque::new(),
                 bytes: 0,
                 next_seq: 1,
                 dropped: 0,
@@ -703,7 +723,8 @@ impl Journal {
 
     /// Appends `entry` (its `seq` and `count` are set here), or counts it on the last entry
     /// when it repeats that rejection; then drops the oldest entries past the bounds.
-    pub(crate) fn append(&self, mut entry: JournalEntry) {
+    pub(crate) fn append(&self, finished: Finished) {
+        let Finished { mut entry, size } = finished;
         let mut inner = self.lock();
         if !inner.on {
             return;
@@ -731,15 +752,16 @@ impl Journal {
         entry.seq = inner.next_seq;
         entry.count = 1;
         inner.next_seq += 1;
-        inner.bytes += entry.size();
+        inner.bytes += size;
+        inner.sizes.push_back(size);
         inner.sink(&entry);
         inner.sunk_count = 1;
         inner.entries.push_back(entry);
         while inner.entries.len() > 1
             && (inner.entries.len() > inner.limits.max_entries || inner.bytes > inner.limits.max_bytes)
         {
-            if let Some(old) = inner.entries.pop_front() {
-                inner.bytes -= old.size();
+            if inner.entries.pop_front().is_some() {
+                inner.bytes -= inner.sizes.pop_front().unwrap_or(0);
                 inner.dropped += 1;
             }
         }
@@ -754,7 +776,7 @@ pub(crate) struct Pending {
     pub(crate) operation: Operation,
     pub(crate) window_id: Option<String>,
     pub(crate) window_title: Option<String>,
-    pub(crate) arguments: (Value, usize, bool),
+    pub(crate) arguments: Recorded,
     pub(crate) version_before: Option<i64>,
 }
 
@@ -767,7 +789,7 @@ impl Pending {
             operation,
             window_id: None,
             window_title: None,
-            arguments: (Value::Null, 0, false),
+            arguments: Recorded { value: Value::Null, bytes: 0, cut: false, kept_len: NULL_LEN },
             version_before: None,
         }
     }
@@ -780,9 +802,9 @@ impl Pending {
         version_after: Option<i64>,
         opened: Vec<String>,
         closed: Vec<String>,
-    ) -> JournalEntry {
-        let (arguments, arguments_bytes, arguments_truncated) = self.arguments;
-        JournalEntry {
+    ) -> Finished {
+        let Recorded { value: arguments, bytes: arguments_bytes, cut: arguments_truncated, kept_len } = self.arguments;
+        let entry = JournalEntry {
             seq: 0,
             at: self.at,
             actor: self.actor,
@@ -800,6 +822,14 @@ impl Pending {
             closed,
             duration: self.started.elapsed(),
             count: 1,
-        }
+        };
+        let size = entry.size_with(kept_len);
+        Finished { entry, size }
     }
+}
+
+/// A finished entry and its [`JournalEntry::size`], measured once.
+pub(crate) struct Finished {
+    entry: JournalEntry,
+    size: usize,
 }
