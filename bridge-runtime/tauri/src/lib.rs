@@ -243,8 +243,10 @@ impl<R: Runtime, T: Manager<R>> BridgeExt<R> for T {
 /// commits that come faster than the events are folded into one event naming every window any
 /// of them changed: a page that re-renders the windows named here misses nothing.
 ///
-/// A call refused by the GB checks changes no window and emits nothing, though it is journaled:
-/// a journal panel reads `journal` with the last `seq` it showed after each event.
+/// A call that changes nothing a page shows emits nothing, though it is journaled: a call refused
+/// by the GB checks, and a successful one that changed no window (an agent's `focus`, a
+/// read-only action). So a journal panel or the agent highlight (`last_agent_call`) that must
+/// follow every call polls `journal` / `last_agent_call` as well (a timer), not only on events.
 ///
 /// `{"generation": 7, "changed": ["w-1"], "closed": [], "toolsChanged": false,
 /// "operableChanged": false}`
@@ -255,7 +257,8 @@ pub struct Changed {
     /// The published generation this event brings the page to (bumps on every commit that
     /// changed anything).
     pub generation: u64,
-    /// Windows opened or whose `version` changed, in opening order: re-read them (`windows`).
+    /// Windows opened or whose `version` or title changed, in opening order: re-read them
+    /// (`windows`).
     pub changed: Vec<String>,
     /// Windows closed since the previous event.
     pub closed: Vec<String>,
@@ -269,9 +272,15 @@ pub struct Changed {
 impl Changed {
     /// What changed from `before` to `after`; `None` when nothing did.
     pub fn between(before: &Published, after: &Published) -> Option<Self> {
-        let old: HashMap<&str, i64> = before.windows().map(|w| (w.id.as_str(), w.version)).collect();
-        let changed: Vec<String> =
-            after.windows().filter(|w| old.get(w.id.as_str()) != Some(&w.version)).map(|w| w.id.clone()).collect();
+        // The title too: a title-only change keeps the `version` (GB-4.2-8 counts summary and
+        // blocks), and a page shows the title.
+        let old: HashMap<&str, (i64, &str)> =
+            before.windows().map(|w| (w.id.as_str(), (w.version, w.title.as_str()))).collect();
+        let changed: Vec<String> = after
+            .windows()
+            .filter(|w| old.get(w.id.as_str()) != Some(&(w.version, w.title.as_str())))
+            .map(|w| w.id.clone())
+            .collect();
         let closed: Vec<String> =
             before.windows().filter(|w| after.window(&w.id).is_none()).map(|w| w.id.clone()).collect();
         let event = Changed {

@@ -333,3 +333,45 @@ fn status(authority: &str, body: &str, token: Option<&str>) -> u16 {
     stream.read_exact(&mut head).expect("a status line");
     std::str::from_utf8(&head[9..12]).ok().and_then(|s| s.parse().ok()).expect("a status")
 }
+
+/// A window whose title an agent can change alone.
+#[bridge_runtime::bridge_window(title = title, summary = "A named box")]
+pub struct NamedBox {
+    #[bridge(text)]
+    text: String,
+    #[bridge(skip)]
+    name: String,
+}
+
+impl NamedBox {
+    fn title(&self) -> String {
+        self.name.clone()
+    }
+}
+
+#[bridge_runtime::bridge_actions]
+impl NamedBox {
+    /// Rename the box (its title only).
+    #[bridge_runtime::bridge_action]
+    pub fn rename(&mut self, name: String) {
+        self.name = name;
+    }
+}
+
+/// A title-only change keeps the window's version (GB-4.2-8 counts summary and blocks), and the
+/// change event still names the window, so a page re-rendering what is named shows the new
+/// title (a fresh-user trial saw `changed: []`).
+#[test]
+fn a_title_only_change_names_the_window() {
+    let bridge = bridge_runtime::Bridge::builder("box", "1.0").window::<NamedBox>().spawn_headless(|ui| {
+        ui.open(NamedBox { text: "t".into(), name: "Box".into() }, bridge_runtime::OpenOptions::window());
+    });
+    let before = bridge.published();
+    let outcome = tauri::async_runtime::block_on(bridge.call_tool("w-1__rename", args(json!({"name": "Renamed"}))));
+    assert!(format!("{outcome:?}").contains("Ok"), "{outcome:?}");
+    let after = bridge.published();
+    let (old, new) = (before.window("w-1").expect("open"), after.window("w-1").expect("open"));
+    assert_eq!((old.version, new.title.as_str()), (new.version, "Renamed"), "same version, new title");
+    let event = tauri_plugin_bridge::Changed::between(&before, &after).expect("an event");
+    assert_eq!(event.changed, ["w-1"]);
+}
