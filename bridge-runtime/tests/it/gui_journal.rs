@@ -422,20 +422,8 @@ fn a_json_lines_sink_has_each_entry_before_the_result_returns() {
 // once the sink takes entries again the backlog reaches it first, in order, with no gap.
 #[test]
 fn a_failing_sink_refuses_agents_but_not_the_user_and_loses_nothing() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Arc, Mutex};
-    let failing = Arc::new(AtomicBool::new(false));
-    let taken = Arc::new(Mutex::new(Vec::<u64>::new()));
-    let sink = {
-        let (failing, taken) = (failing.clone(), taken.clone());
-        move |entry: &JournalEntry| {
-            if failing.load(Ordering::SeqCst) {
-                return Err(std::io::Error::other("disk full"));
-            }
-            taken.lock().map_err(|_| std::io::Error::other("poisoned"))?.push(entry.seq);
-            Ok(())
-        }
-    };
+    use std::sync::atomic::Ordering;
+    let (failing, taken, sink) = switchable_sink();
     let mut app = TestApp::new(builder().journal_sink(sink), |ui| {
         ui.open(SignIn { user: String::new() }, OpenOptions::window());
     });
@@ -456,7 +444,7 @@ fn a_failing_sink_refuses_agents_but_not_the_user_and_loses_nothing() {
     app.call("w-1__sign_in", json!({"user": "dan", "password": "x"})).expect_ok();
     assert_eq!(journal.sink_error(), None);
     assert_eq!(journal.sink_backlog(), 0);
-    let seqs = taken.lock().map(|t| t.clone()).unwrap_or_default();
+    let seqs: Vec<u64> = taken.lock().map(|t| t.iter().map(|e| e.seq).collect()).unwrap_or_default();
     assert_eq!(seqs, (1..=6).collect::<Vec<u64>>(), "every entry reached the sink once, in order");
     assert_eq!(journal.sink_dropped(), 0);
 }
@@ -496,20 +484,8 @@ fn a_panicking_sink_fails_without_taking_the_ui_down() {
 // "ok" call's line this way).
 #[test]
 fn a_flood_of_refusals_cannot_push_a_change_out_of_the_backlog() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Arc, Mutex};
-    let failing = Arc::new(AtomicBool::new(false));
-    let taken = Arc::new(Mutex::new(Vec::<JournalEntry>::new()));
-    let sink = {
-        let (failing, taken) = (failing.clone(), taken.clone());
-        move |entry: &JournalEntry| {
-            if failing.load(Ordering::SeqCst) {
-                return Err(std::io::Error::other("disk full"));
-            }
-            taken.lock().map_err(|_| std::io::Error::other("poisoned"))?.push(entry.clone());
-            Ok(())
-        }
-    };
+    use std::sync::atomic::Ordering;
+    let (failing, taken, sink) = switchable_sink();
     let limits = JournalLimits::default().max_entries(5);
     let mut app = TestApp::new(builder().journal_limits(limits).journal_sink(sink), |ui| {
         ui.open(SignIn { user: String::new() }, OpenOptions::window());
@@ -539,4 +515,29 @@ fn a_structure_sent_as_a_scalar_is_masked() {
     assert_eq!(entry.arguments["note"], "n");
     app.call("w-1__pay", json!({"card": {"number": "1", "holder": "h"}, "pin": null, "note": "n"})).expect_ok();
     assert_eq!(app.journal().last().map(|e| e.arguments["pin"].clone()), Some(Value::Null), "null is not a secret");
+}
+
+/// A sink that fails with "disk full" while the flag is set, and otherwise keeps every entry it
+/// takes.
+#[allow(clippy::type_complexity)]
+fn switchable_sink() -> (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::sync::Arc<std::sync::Mutex<Vec<JournalEntry>>>,
+    impl FnMut(&JournalEntry) -> std::io::Result<()> + Send + 'static,
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let failing = Arc::new(AtomicBool::new(false));
+    let taken = Arc::new(Mutex::new(Vec::new()));
+    let sink = {
+        let (failing, taken) = (failing.clone(), taken.clone());
+        move |entry: &JournalEntry| {
+            if failing.load(Ordering::SeqCst) {
+                return Err(std::io::Error::other("disk full"));
+            }
+            taken.lock().map_err(|_| std::io::Error::other("poisoned"))?.push(entry.clone());
+            Ok(())
+        }
+    };
+    (failing, taken, sink)
 }

@@ -3,7 +3,7 @@
 //! run, and its effects applied.
 
 use super::Ui;
-use super::undo::{Ran, Taken};
+use super::undo::{Ran, Taken, UndoCopy};
 use crate::catalog::schema::EXPECTED_VERSION;
 use crate::catalog::{ActionSpec, ArgumentLimits, Capped, ToolName, WINDOW_TOOL_SHAPE, claimed};
 use crate::gui::actor::{Actor, AgentActor};
@@ -254,7 +254,12 @@ impl Ui {
                 let copy = (!by_user && e.undoable && self.undo_depth > 0 && !read_only)
                     .then(|| e.window.as_ref().and_then(|w| w.undo_copy()))
                     .flatten()
-                    .map(|copy| (copy, actor.clone()));
+                    .map(|value| UndoCopy {
+                        value,
+                        actor: actor.clone(),
+                        tool: tool.to_string(),
+                        at: std::time::SystemTime::now(),
+                    });
                 (copy, e.published.state.version)
             }
             Subject::App => (None, 0),
@@ -284,16 +289,7 @@ impl Ui {
             };
             let side_effects = matches!(ran, Ran::Ok)
                 && (!opened.is_empty() || ops.iter().any(|op| !matches!(op, Op::Update { id, .. } if *id == window)));
-            self.undo_taken = Some(Taken {
-                window,
-                tool: tool.to_string(),
-                at: std::time::SystemTime::now(),
-                version_before,
-                read_only,
-                ran,
-                side_effects,
-                copy,
-            });
+            self.undo_taken = Some(Taken { window, version_before, read_only, ran, side_effects, copy });
         }
         let Some(outcome) = outcome else {
             // The windows it asked to open or close are left alone; what it changed in its own

@@ -107,13 +107,20 @@ pub(super) enum Ran {
 /// the window, and the copy taken before it (an agent's call on an undoable window).
 pub(super) struct Taken {
     pub(super) window: String,
-    pub(super) tool: String,
-    pub(super) at: SystemTime,
     pub(super) version_before: i64,
     pub(super) read_only: bool,
     pub(super) ran: Ran,
     pub(super) side_effects: bool,
-    pub(super) copy: Option<(Box<dyn Any + Send>, Actor)>,
+    /// Only for an agent's call on an undoable window: what an undo point keeps.
+    pub(super) copy: Option<UndoCopy>,
+}
+
+/// The copy taken before an agent's call, and what the undo point says of the call.
+pub(super) struct UndoCopy {
+    pub(super) value: Box<dyn Any + Send>,
+    pub(super) actor: Actor,
+    pub(super) tool: String,
+    pub(super) at: SystemTime,
 }
 
 /// A window's kept changes, oldest first.
@@ -139,12 +146,12 @@ impl Ui {
             return;
         }
         e.changes += 1;
-        let Some((copy, actor)) = taken.copy else { return };
+        let Some(UndoCopy { value: copy, actor, tool, at }) = taken.copy else { return };
         e.undo.push_back(Kept {
             point: UndoPoint {
-                tool: taken.tool,
+                tool,
                 actor,
-                at: taken.at,
+                at,
                 version_before: taken.version_before,
                 version_after: version,
                 side_effects: taken.side_effects,
