@@ -1,0 +1,167 @@
+//! The Order Editor of GB Appendix A in a Tauri 2 app: a plain HTML/CSS/JS page (`dist/`, no
+//! npm build step) draws the windows the bridge publishes, while the same windows are served to
+//! agents over MCP by `tauri-plugin-bridge`. The human and the agent work on one state.
+//!
+//! ```text
+//! cargo run -p tauri-order-editor                                   # MCP at http://127.0.0.1:<any free port>/mcp
+//! cargo run -p tauri-order-editor -- --http 127.0.0.1:8767          # a fixed port: configure the MCP host once
+//! cargo run -p tauri-order-editor -- --user-confirms --journal j.jsonl
+//! ```
+//!
+//! It needs WebKitGTK 4.1 to build and run (`apt-get install libwebkit2gtk-4.1-dev`). A plain
+//! `cargo build` makes a dev build that still embeds the page; `--features tauri/custom-protocol`
+//! makes a release build. The MCP URL goes to stderr at start (and to `--mcp-url-file FILE`);
+//! the token is `$BRIDGE_MCP_TOKEN` when set, else kept in `mcp-token` in the app's config
+//! directory: the page's "Copy MCP configuration" button shows both.
+//!
+//! How it is wired: the plugin owns the bridge, and the app's state lives in it. The page reads
+//! the windows (`plugin:bridge|windows`, the masked `app://windows` JSON), re-renders the
+//! windows `bridge://changed` names, and commits the user's edits on Enter or focus loss through
+//! `plugin:bridge|call`, which runs as the user: versions and `stale_state` work as in the egui
+//! example. "Confirm order" and each "Report Details" open as their own Tauri windows
+//! (`dialog.html`, `report.html`), labelled with the bridge window's id; an agent's
+//! `{winId}__focus` raises them. The app's one command of its own, `set_user_confirms`, is the
+//! "Only I confirm orders" switch.
+
+#[path = "../../order_editor/app.rs"]
+#[allow(dead_code)]
+mod app;
+#[path = "../../shared/serve_flags.rs"]
+#[allow(dead_code)]
+mod serve_flags;
+
+use bridge_runtime::gui::Actor;
+use clap::Parser;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use tauri::Manager;
+use tauri_plugin_bridge::BridgeExt;
+use tracing_subscriber::prelude::*;
+
+/// The Order Editor in a Tauri window, served over MCP.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Serve MCP at http://ADDR/mcp (loopback only): 127.0.0.1:PORT, [::1]:PORT or
+    /// localhost:PORT. Default: any free port on 127.0.0.1, which changes at each start.
+    #[arg(long, value_name = "ADDR", value_parser = serve_flags::parse_http_addr)]
+    http: Option<SocketAddr>,
+    /// Rows in each "Report Details" window.
+    #[arg(long, default_value_t = 10_000)]
+    rows: usize,
+    /// Start with "Only I confirm orders" on: an agent's `{winId}__confirm` gets
+    /// action_not_available and the user confirms in the app.
+    #[arg(long)]
+    user_confirms: bool,
+    /// Append every operation (the agent's calls, the user's edits, the app's own changes) to
+    /// FILE as JSON lines, secrets masked: the audit trail.
+    #[arg(long, value_name = "FILE")]
+    journal: Option<PathBuf>,
+    /// Agent changes kept per window for "Undo agent's change" (0: none).
+    #[arg(long, default_value_t = bridge_runtime::gui::DEFAULT_UNDO_DEPTH)]
+    undo_depth: usize,
+    /// Also write the MCP URL to FILE once it serves (replaced atomically), for launchers and
+    /// tests that do not read stderr.
+    #[arg(long, value_name = "FILE")]
+    mcp_url_file: Option<PathBuf>,
+    /// Tests only: also open a window ("probe") that no capability grants, showing that a page
+    /// without the bridge's permission is refused.
+    #[arg(long, hide = true)]
+    probe_window: bool,
+}
+
+/// The label of the main window (tauri.conf.json); capabilities/default.json grants it the page
+/// API. Nothing in the bridge depends on it.
+const MAIN_WINDOW: &str = "editor";
+
+/// "Only I confirm orders": turns the user-only confirm mode on or off (as the user, as the
+/// journal records it) and resolves with the mode now. Rejects with a message when the bridge
+/// has stopped.
+#[tauri::command]
+async fn set_user_confirms(app: tauri::AppHandle, on: bool) -> Result<bool, String> {
+    app.bridge()
+        .run(move |ui| {
+            app::set_user_confirms(ui, Actor::User, on);
+            user_confirms_now(ui)
+        })
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Whether "Only I confirm orders" is on (the Order Editor keeps it; it is not in the windows'
+/// JSON). Rejects with a message when the bridge has stopped.
+#[tauri::command]
+async fn user_confirms(app: tauri::AppHandle) -> Result<bool, String> {
+    app.bridge().run(|ui| user_confirms_now(ui)).await.map_err(|e| e.to_string())
+}
+
+fn user_confirms_now(ui: &bridge_runtime::gui::Ui) -> bool {
+    ui.windows_of::<app::OrderEditor>().any(|(_, e)| e.user_confirms)
+}
+
+fn main() {
+    let args = Args::parse();
+    // rmcp's debug and trace events print whole messages, tool arguments and secrets included:
+    // `mcp::loggable` keeps them out whatever RUST_LOG says.
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()))
+        .with(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
+        .init();
+    if let Err(e) = run(args) {
+        eprintln!("tauri_order_editor: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let (rows, confirms_at_start) = (args.rows, args.user_confirms);
+    let mut builder = app::build(rows).undo_depth(args.undo_depth);
+    if let Some(path) = &args.journal {
+        let sink = bridge_runtime::gui::JsonLinesSink::open(path)
+            .map_err(|e| format!("cannot open the journal {}: {e}", path.display()))?;
+        builder = builder.journal_sink(sink);
+    }
+    let mut options = tauri_plugin_bridge::Options::default().setup_ui(move |ui| {
+        app::open_initial(ui, rows);
+        if confirms_at_start {
+            app::set_user_confirms(ui, Actor::App, true);
+        }
+    });
+    if let Some(addr) = args.http {
+        options = options.http_addr(addr);
+    }
+    let (url_file, probe) = (args.mcp_url_file, args.probe_window);
+    tauri::Builder::default()
+        .plugin(tauri_plugin_bridge::init(builder, options))
+        .invoke_handler(tauri::generate_handler![set_user_confirms, user_confirms])
+        .setup(move |app| {
+            // The plugin's setup ran before this one: it serves by now.
+            let url = app.mcp_config().url;
+            eprintln!("tauri_order_editor: serving MCP at {url}");
+            if let Some(path) = &url_file {
+                write_atomically(path, &url).map_err(|e| format!("--mcp-url-file {}: {e}", path.display()))?;
+            }
+            if probe {
+                tauri::WebviewWindowBuilder::new(app, "probe", tauri::WebviewUrl::App("probe.html".into()))
+                    .title("Permission probe")
+                    .inner_size(420.0, 200.0)
+                    .build()?;
+            }
+            if let Some(main) = app.get_webview_window(MAIN_WINDOW) {
+                main.set_focus()?;
+            }
+            Ok(())
+        })
+        .run(tauri::generate_context!())?;
+    Ok(())
+}
+
+/// Writes `text` to `path` through a temporary file beside it, so a reader never sees half.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
