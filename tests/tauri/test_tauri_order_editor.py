@@ -253,11 +253,17 @@ def css(s: Session, selector: str):
 
 
 async def until(check, what: str, timeout: float = TIMEOUT):
-    """Polls `check` (sync) until it returns something truthy; returns that."""
+    """Polls `check` (sync) until it returns something truthy; returns that. The page redraws a
+    window by replacing its elements: an element found before a redraw is stale, so look again."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+
     try:
         with anyio.fail_after(timeout):
             while True:
-                got = check()
+                try:
+                    got = check()
+                except (StaleElementReferenceException, NoSuchElementException, ValueError):
+                    got = None
                 if got:
                     return got
                 await anyio.sleep(0.05)
@@ -268,6 +274,48 @@ async def until(check, what: str, timeout: float = TIMEOUT):
 def field_input(s: Session, label: str, wid: str = "w-A"):
     (found,) = css(s, f'section[data-window-id="{wid}"] input[data-field="{label}"]')
     return found
+
+
+def fresh(read):
+    """`read()` again when a redraw made an element it found stale (a few times)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    for _ in range(50):
+        try:
+            return read()
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    return read()
+
+
+async def click(s: Session, selector: str, what: str) -> None:
+    """The user clicks the element `selector` finds (looked up again if a redraw replaced it)."""
+
+    def attempt():
+        (found,) = css(s, selector)
+        found.click()
+        return True
+
+    await until(attempt, what)
+
+
+def typing(s: Session, *keys: str) -> None:
+    """The user types `keys` on the keyboard: into whatever has the focus, as a keyboard does
+    (WebDriver's actions, not an element reference a redraw could make stale)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    ActionChains(s.driver).send_keys(*keys).perform()
+
+
+def select_all(s: Session) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    ActionChains(s.driver).key_down(Keys.CONTROL).send_keys("a").key_up(Keys.CONTROL).perform()
+
+
+def field_selector(label: str, wid: str = "w-A") -> str:
+    return f'section[data-window-id="{wid}"] input[data-field="{label}"]'
 
 
 def summary_text(s: Session, wid: str = "w-A") -> str:
@@ -330,13 +378,11 @@ async def test_agent_edit_appears_in_the_page(app):
         assert not is_error, body
         await rec.wait_for("updated:app://windows")
         await until(lambda: field_input(app, "Recipient").get_property("value") == "Alice Whitfield", "the edit in the DOM")
-        assert summary_text(app) == "Editing order #12345 for Alice Whitfield, amount $100.00"
-        section = css(app, 'section[data-window-id="w-A"]')[0]
-        assert int(section.get_attribute("data-version")) == version + 1
+        assert fresh(lambda: summary_text(app)) == "Editing order #12345 for Alice Whitfield, amount $100.00"
+        assert fresh(lambda: css(app, 'section[data-window-id="w-A"]')[0].get_attribute("data-version")) == str(version + 1)
         await until(lambda: css(app, 'section.window.agent[data-window-id="w-A"]'), "the agent highlight")
-        row = await until(lambda: css(app, '#journal-rows li[data-actor="agent"][data-what="edit_field"]'), "the journal row")
-        assert row[0].get_attribute("data-outcome") == "ok"
-        assert "Alice Whitfield" in row[0].text
+        await until(lambda: [r for r in css(app, '#journal-rows li[data-actor="agent"][data-what="edit_field"][data-outcome="ok"]')
+                             if "Alice Whitfield" in r.text], "the journal row")
         app.shot("02-agent-edit")
 
 
@@ -353,13 +399,12 @@ async def test_user_commits_on_enter_and_the_agents_old_version_is_stale(app):
         snap, _ = await read_windows(client)
         version = window(snap, "w-A")["version"]
         rec.take()
-        amount = field_input(app, "Amount")
-        amount.click()
-        amount.send_keys(Keys.CONTROL, "a")
-        amount.send_keys("$80.00")
+        await click(app, field_selector("Amount"), "the Amount field")
+        select_all(app)
+        typing(app, "$80.00")
         # Nothing commits while the user types.
         assert [e for e in app.journal() if e["actor"]["kind"] == "user"] == []
-        amount.send_keys(Keys.ENTER)
+        typing(app, Keys.ENTER)
         await rec.wait_for("updated:app://windows")
         snap, _ = await read_windows(client)
         assert fields(snap, "w-A")["Amount"]["value"] == "$80.00"
@@ -376,15 +421,12 @@ async def test_user_commits_on_enter_and_the_agents_old_version_is_stale(app):
         assert body["currentVersion"] == now
         snap, _ = await read_windows(client)
         assert fields(snap, "w-A")["Amount"]["value"] == "$80.00"
-        row = await until(
-            lambda: css(app, '#journal-rows li[data-actor="agent"][data-outcome="stale_state"]'), "the refusal in the journal panel"
-        )
-        assert "edit_field" in row[0].text
+        await until(lambda: css(app, '#journal-rows li[data-actor="agent"][data-what="edit_field"][data-outcome="stale_state"]'),
+                    "the refusal in the journal panel")
         # Focus loss commits too: the user edits Recipient and clicks elsewhere.
-        recipient = field_input(app, "Recipient")
-        recipient.click()
-        recipient.send_keys("Bob")
-        css(app, 'section[data-window-id="w-A"] h2.summary')[0].click()
+        await click(app, field_selector("Recipient"), "the Recipient field")
+        typing(app, "Bob")
+        await click(app, 'section[data-window-id="w-A"] h2.summary', "the heading")
         await until(lambda: summary_text(app) == "Editing order #12345 for Bob, amount $80.00", "the blur commit")
         app.shot("03-user-commits")
 
@@ -395,19 +437,17 @@ async def test_submit_opens_the_confirm_window_and_only_the_user_confirms(app):
     (labelled with the bridge window's id); the agent's `{dialog}__confirm` gets
     `action_not_available` (GB-7.4-8) and the main page shows the editor blocked (GB-2-2); the
     user confirms by a click in that window, which closes, and the order is placed."""
-    from selenium.webdriver.common.by import By
-
     rec = Recorder()
     async with AsyncExitStack() as stack:
         client = await agent(stack, app, rec)
         is_error, body = await call(client, "w-A__edit_field", {"field": "recipient", "value": "Chen Li"})
         assert not is_error, body
         await until(lambda: summary_text(app).startswith("Editing order #12345 for Chen Li"), "the agent's edit")
-        css(app, "#user-confirms")[0].click()
+        await click(app, "#user-confirms", "the switch")
         await until(lambda: any(e["actor"]["kind"] == "user" and e["operation"]["kind"] == "edit" for e in app.journal()),
                     "the switch as the user's edit")
         rec.take()
-        css(app, 'section[data-window-id="w-A"] button[data-action="submit"]')[0].click()
+        await click(app, 'section[data-window-id="w-A"] button[data-action="submit"]', "Submit order")
         await rec.wait_for("tools_changed")
         snap, _ = await read_windows(client)
         (dialog,) = [w["id"] for w in snap["windows"] if w["title"] == "Confirm order"]
@@ -420,13 +460,12 @@ async def test_submit_opens_the_confirm_window_and_only_the_user_confirms(app):
         handle = await switch_to_window(app, f"window={dialog}", "the Confirm order window")
         assert app.driver.title == "Confirm order"
         await until(lambda: css(app, f'section[data-window-id="{dialog}"] button[data-action="confirm"]'), "its buttons")
-        note = css(app, ".user-note")[0].text
-        assert note == "Only you can confirm this order: the agent cannot."
-        assert [e.text for e in css(app, ".dialog-grid dd")] == ["Chen Li", "$100.00"]
+        assert fresh(lambda: css(app, ".user-note")[0].text) == "Only you can confirm this order: the agent cannot."
+        assert fresh(lambda: [e.text for e in css(app, ".dialog-grid dd")]) == ["Chen Li", "$100.00"]
         assert x_windows(app, "^Confirm order$"), "a top-level X window"
         app.shot("04-confirm-window")
         rec.take()
-        app.driver.find_element(By.CSS_SELECTOR, 'button[data-action="confirm"]').click()
+        await click(app, 'button[data-action="confirm"]', "Confirm")
         await rec.wait_for("tools_changed")
         snap, _ = await read_windows(client)
         assert window(snap, dialog) is None
@@ -453,14 +492,13 @@ async def test_password_is_dots_in_the_dom_and_masked_over_mcp(app):
         snap, raw = await read_windows(client)
         assert fields(snap, "w-A")["Payment password"] == {"label": "Payment password", "value": REDACTED, "sensitive": True}
         assert "hunter2" not in raw
-        password = field_input(app, "Payment password")
-        assert password.get_attribute("type") == "password"
-        assert password.get_property("value") == REDACTED
+        assert fresh(lambda: field_input(app, "Payment password").get_attribute("type")) == "password"
+        assert fresh(lambda: field_input(app, "Payment password").get_property("value")) == REDACTED
         assert "hunter2" not in app.driver.page_source
         app.shot("06-password")
-        password.click()
-        password.send_keys(Keys.CONTROL, "a")
-        password.send_keys("correct horse", Keys.ENTER)
+        await click(app, field_selector("Payment password"), "the password field")
+        select_all(app)
+        typing(app, "correct horse", Keys.ENTER)
         await until(lambda: any(e["operation"] == {"kind": "tool", "name": "w-A__set_payment_password"} for e in app.journal()),
                     "the user's password commit")
         (entry,) = [e for e in app.journal() if e["operation"]["kind"] == "tool"]
@@ -482,12 +520,12 @@ async def test_report_opens_as_its_own_window(app):
         (report,) = body["openedWindowIds"]
         handle = await switch_to_window(app, f"window={report}", "the report window")
         await until(lambda: css(app, f'section[data-window-id="{report}"] .range'), "the report drawn")
-        assert css(app, ".range")[0].text == "Rows 1–20 of 1000"
-        first = [td.text for td in css(app, 'table[data-block="rows"] tbody tr:first-child td')]
+        assert fresh(lambda: css(app, ".range")[0].text) == "Rows 1–20 of 1000"
+        first = fresh(lambda: [td.text for td in css(app, 'table[data-block="rows"] tbody tr:first-child td')])
         assert first == ["10000", "Alice", "0.99"]
-        css(app, 'button[data-action="next"]')[0].click()
+        await click(app, 'button[data-action="next"]', "Next")
         await until(lambda: css(app, ".range") and css(app, ".range")[0].text == "Rows 21–40 of 1000", "the next page")
-        assert [td.text for td in css(app, 'table[data-block="rows"] tbody tr:first-child td')][0] == "10020"
+        assert fresh(lambda: css(app, 'table[data-block="rows"] tbody tr:first-child td')[0].text) == "10020"
         loads = [e for e in app.journal() if e["operation"] == {"kind": "tool", "name": f"{report}__load_rows"}]
         assert loads and all(e["actor"]["kind"] == "user" for e in loads)
         assert x_windows(app, "^Report Details$"), "a top-level X window"
@@ -508,7 +546,7 @@ async def test_agent_markup_is_text_and_triggers_no_call(app):
         is_error, body = await call(client, "w-A__edit_field", {"field": "recipient", "value": XSS})
         assert not is_error, body
         await until(lambda: field_input(app, "Recipient").get_property("value") == XSS, "the value in the field")
-        assert summary_text(app) == f"Editing order #12345 for {XSS}, amount $100.00"
+        assert fresh(lambda: summary_text(app)) == f"Editing order #12345 for {XSS}, amount $100.00"
         assert css(app, "img") == []
         # A later change drawn after it: whatever the first render could trigger has run by then.
         is_error, body = await call(client, "w-A__edit_field", {"field": "amount", "value": "$90.00"})
@@ -519,9 +557,44 @@ async def test_agent_markup_is_text_and_triggers_no_call(app):
         assert [e for e in app.journal() if e["actor"]["kind"] == "user"] == []
         snap, _ = await read_windows(client)
         assert [w["title"] for w in snap["windows"]] == ["Order Editor", "Report Details"]
-        row = css(app, '#journal-rows li[data-what="edit_field"]')[-1]
-        assert "<img src=x" in row.text
+        assert "<img src=x" in fresh(lambda: css(app, '#journal-rows li[data-what="edit_field"]')[-1].text)
         app.shot("08-markup-as-text")
+
+
+async def test_user_undoes_the_agents_change_and_sees_the_mcp_configuration(app):
+    """Issue 21 (the egui example's controls, issue 20 items 5 and 6): "Undo agent's change"
+    names the agent's last change; the user's click takes it back (the journal records the
+    user's undo) and the page shows the old value; the agent's next write with the version its
+    edit left gets `stale_state` (GB-7.1-2). "Copy MCP configuration" shows the URL and the
+    token the app serves with (the `mcp_config` command, granted to the main window only)."""
+    rec = Recorder()
+    async with AsyncExitStack() as stack:
+        client = await agent(stack, app, rec)
+        is_error, body = await call(client, "w-A__edit_field", {"field": "recipient", "value": "Alice"})
+        assert not is_error, body
+        is_error, body = await call(client, "w-A__edit_field", {"field": "recipient", "value": "Mallory"})
+        assert not is_error, body
+        await until(lambda: field_input(app, "Recipient").get_property("value") == "Mallory", "the agent's edit")
+        snap, _ = await read_windows(client)
+        agents = window(snap, "w-A")["version"]
+        await until(lambda: [b for b in css(app, "#undo-w-A") if b.is_enabled()], "Undo enabled")
+        assert fresh(lambda: css(app, '[data-undo-note="w-A"]')[0].text) == f"The agent's edit_field (before it: version {agents - 1})"
+        rec.take()
+        await click(app, "#undo-w-A", "Undo")
+        await rec.wait_for("updated:app://windows")
+        await until(lambda: field_input(app, "Recipient").get_property("value") == "Alice", "the old value drawn")
+        (undone,) = [e for e in app.journal() if e["operation"]["kind"] == "undo"]
+        assert undone["actor"]["kind"] == "user" and undone["operation"]["tool"] == "w-A__edit_field"
+        is_error, body = await call(
+            client, "w-A__edit_field", {"field": "recipient", "value": "Mallory again", "expectedVersion": agents}
+        )
+        assert is_error and body["code"] == "stale_state", body
+        app.shot("09-user-undid")
+
+        await click(app, "#mcp-config", "Copy MCP configuration")
+        shown = await until(lambda: css(app, "#mcp-config-text")[0].text, "the MCP configuration")
+        assert f"URL: {app.url}" in shown and f"Token: {gui.HTTP_TOKEN}" in shown, shown
+        assert f"Bearer {gui.HTTP_TOKEN}" in shown
 
 
 async def test_page_without_the_permission_is_refused(probed_app):
@@ -535,7 +608,7 @@ async def test_page_without_the_permission_is_refused(probed_app):
         for probe in ("probe-windows", "probe-call"):
             text = await until(lambda: (t := css(app, f"#{probe}")[0].text) != "…" and t, f"{probe} answered")
             assert text.startswith("refused:") and "not allowed" in text, text
-        app.shot("09-probe-refused")
+        app.shot("10-probe-refused")
         app.driver.switch_to.window(app.main)
         assert [e for e in app.journal() if e["actor"]["kind"] == "user"] == []
         snap, _ = await read_windows(client)
