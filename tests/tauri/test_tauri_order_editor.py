@@ -558,6 +558,19 @@ async def test_agent_markup_is_text_and_triggers_no_call(app):
         snap, _ = await read_windows(client)
         assert [w["title"] for w in snap["windows"]] == ["Order Editor", "Report Details"]
         assert "<img src=x" in fresh(lambda: css(app, '#journal-rows li[data-what="edit_field"]')[-1].text)
+        # The second wall, tauri.conf.json's CSP (script-src 'self'): markup that did reach the
+        # DOM could run no inline script and no inline handler.
+        # (An inline script runs when inserted; an inline handler before a listener added after
+        # it, so the listener's turn is when to look.)
+        ran = app.driver.execute_script(
+            "const s = document.createElement('script'); s.textContent = 'window.__inlineRan = true';"
+            "document.body.append(s); s.remove();"
+            "const i = document.createElement('img'); i.setAttribute('onerror', 'window.__handlerRan = true');"
+            "return new Promise((done) => { i.addEventListener('error', () => { i.remove();"
+            "  done([window.__inlineRan === true, window.__handlerRan === true, 'error seen']); });"
+            "  i.src = 'x'; document.body.append(i); });"
+        )
+        assert ran == [False, False, "error seen"], ran
         app.shot("08-markup-as-text")
 
 
