@@ -9,8 +9,10 @@
 import * as bridge from './bridge.js';
 
 const PAGE = document.body.dataset.page;
-/** The bridge window this page shows (dialog and report pages); null on the main page. */
-const OWN = new URLSearchParams(location.search).get('window');
+/** The bridge window this page shows (dialog and report pages: the plugin's scope for this
+ * Tauri window, else the `window` query parameter the plugin opens the page with); null on the
+ * main page. */
+let OWN = PAGE === 'main' ? null : new URLSearchParams(location.search).get('window');
 /** How long the window an agent touched stays highlighted. */
 const HIGHLIGHT_MS = 3000;
 /** Report rows per page: the first page is the snapshot's (the report's table block keeps 20
@@ -527,6 +529,7 @@ function setupMain() {
 
 async function start() {
   if (PAGE === 'main') setupMain();
+  else if (typeof bridge.scope === 'function') OWN = (await bridge.scope())?.windowId ?? OWN;
   await bridge.onChanged((event) => onChanged(event).catch((e) => status(errorText(e), false)));
   if (typeof bridge.onAgentCall === 'function') await bridge.onAgentCall(noteAgentCall);
   else setInterval(pollAgent, 500);
