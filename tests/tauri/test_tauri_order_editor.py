@@ -340,6 +340,17 @@ async def switch_to_window(s: Session, url_part: str, what: str) -> str:
     return await until(find, what)
 
 
+def page_invoke(s: Session, command: str, args: dict | None = None) -> list:
+    """Runs Tauri's `invoke(command, args)` in the current window's page, with that page's
+    rights: `["ok", value]` or `["refused", error]`."""
+    return s.driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "window.__TAURI__.core.invoke(arguments[0], arguments[1])"
+        "  .then((v) => done(['ok', v]), (e) => done(['refused', e]));",
+        command, args or {},
+    )
+
+
 def x_windows(s: Session, title: str) -> list[str]:
     try:
         out = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], env=s.env,
@@ -463,6 +474,14 @@ async def test_submit_opens_the_confirm_window_and_only_the_user_confirms(app):
         assert fresh(lambda: css(app, ".user-note")[0].text) == "Only you can confirm this order: the agent cannot."
         assert fresh(lambda: [e.text for e in css(app, ".dialog-grid dd")]) == ["Chen Li", "$100.00"]
         assert x_windows(app, "^Confirm order$"), "a top-level X window"
+        # The dialog's page is scoped to its bridge window (the plugin's `scope`), and its
+        # window holds no MCP token: another window's tool is refused there, and so is
+        # `mcp_config` (granted to the main window only, capabilities/main-window.json).
+        assert page_invoke(app, "plugin:bridge|scope") == ["ok", {"windowId": dialog}]
+        outcome, error = page_invoke(app, "plugin:bridge|call", {"name": "w-A__edit_field", "arguments": {"field": "recipient", "value": "x"}})
+        assert outcome == "refused" and error["code"] == "action_not_available", error
+        outcome, error = page_invoke(app, "plugin:bridge|mcp_config")
+        assert outcome == "refused" and "not allowed" in str(error), error
         app.shot("04-confirm-window")
         rec.take()
         await click(app, 'button[data-action="confirm"]', "Confirm")

@@ -165,3 +165,40 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn flags_are_consistent_and_parse() {
+        Args::command().debug_assert();
+        let args = Args::try_parse_from([
+            "tauri_order_editor",
+            "--http",
+            "localhost:8767",
+            "--rows",
+            "100",
+            "--user-confirms",
+            "--undo-depth",
+            "0",
+        ])
+        .expect("valid flags");
+        assert_eq!(args.http, Some(SocketAddr::from(([127, 0, 0, 1], 8767))));
+        assert_eq!((args.rows, args.user_confirms, args.undo_depth), (100, true, 0));
+        assert!(Args::try_parse_from(["tauri_order_editor", "--http", "example.com:80"]).is_err());
+    }
+
+    #[test]
+    fn the_url_file_is_replaced_whole() {
+        let dir = std::env::temp_dir().join(format!("tauri-order-editor-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("mcp-url");
+        write_atomically(&path, "http://127.0.0.1:1/mcp").expect("first write");
+        write_atomically(&path, "http://127.0.0.1:2/mcp").expect("second write");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "http://127.0.0.1:2/mcp");
+        assert!(!dir.join("mcp-url.tmp").exists());
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+}
