@@ -184,11 +184,13 @@ class Session:
         except OSError:
             return []
 
-    def shot(self, name: str) -> None:
-        """The whole X screen (every Tauri window) and WebDriver's view of the current window."""
+    def shot(self, name: str, crop: tuple[int, int, int, int] | None = None) -> None:
+        """The X screen (every Tauri window; `crop`: that part of it) and WebDriver's view of the
+        current window."""
         from PIL import ImageGrab
 
-        ImageGrab.grab(xdisplay=self.display).save(shots_dir() / f"{name}.png")
+        screen = ImageGrab.grab(xdisplay=self.display)
+        (screen.crop(crop) if crop else screen).save(shots_dir() / f"{name}.png")
         self.driver.save_screenshot(str(shots_dir() / f"{name}-webview.png"))
 
     def close(self) -> None:
@@ -480,7 +482,10 @@ async def test_submit_opens_the_confirm_window_and_only_the_user_confirms(app):
         await until(lambda: css(app, f'section[data-window-id="{dialog}"] button[data-action="confirm"]'), "its buttons")
         assert fresh(lambda: css(app, ".user-note")[0].text) == "Only you can confirm this order: the agent cannot."
         assert fresh(lambda: [e.text for e in css(app, ".dialog-grid dd")]) == ["Chen Li", "$100.00"]
-        assert x_windows(app, "^Confirm order$"), "a top-level X window"
+        (dialog_x,) = x_windows(app, "^Confirm order$")
+        # No window manager under Xvfb: every window sits at (0, 0). Move the dialog aside for
+        # the screenshot (the README's) so the blocked editor shows beside it.
+        subprocess.run(["xdotool", "windowmove", "--sync", dialog_x, "530", "300"], env=app.env, timeout=30, check=False)
         # The dialog's page is scoped to its bridge window (the plugin's `scope`), and its
         # window holds no MCP token: another window's tool is refused there, and so is
         # `mcp_config` (granted to the main window only, capabilities/main-window.json).
@@ -489,7 +494,7 @@ async def test_submit_opens_the_confirm_window_and_only_the_user_confirms(app):
         assert outcome == "refused" and error["code"] == "action_not_available", error
         outcome, error = page_invoke(app, "plugin:bridge|mcp_config")
         assert outcome == "refused" and "not allowed" in str(error), error
-        app.shot("04-confirm-window")
+        app.shot("04-confirm-window", crop=(0, 0, 980, 760))
         rec.take()
         await click(app, 'button[data-action="confirm"]', "Confirm", closes_window=True)
         await rec.wait_for("tools_changed")

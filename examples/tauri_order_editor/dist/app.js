@@ -203,7 +203,7 @@ function editorBody(win) {
   undo.addEventListener('click', async () => {
     try {
       const done = await bridge.undo(win.id);
-      status(`Undid the agent's ${done.tool}`);
+      status(`Undid the agent's ${done.tool.split('__').pop()}`);
     } catch (e) {
       status(errorText(e), false);
     }
@@ -372,6 +372,8 @@ function noteAgentCall(call) {
   const age = call.ageMs ?? 0;
   agentMark = { ...call, until: Date.now() + Math.max(0, HIGHLIGHT_MS - age) };
   markAgent();
+  // A refused call changes no window (no `bridge://changed`) but is journaled.
+  if (PAGE === 'main') refreshJournal();
   setTimeout(markAgent, HIGHLIGHT_MS + 50);
 }
 
