@@ -15,10 +15,8 @@ mod demo;
 mod serve_flags;
 
 use clap::Parser;
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tracing_subscriber::prelude::*;
 
 /// The Order Editor example of the GUI Bridge protocol.
 #[derive(Parser, Debug)]
@@ -78,13 +76,7 @@ struct Args {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
-    // Logs go to stderr: stdout carries the MCP stream. rmcp's debug and trace events print
-    // whole messages, secrets included: `mcp::loggable` keeps them out whatever RUST_LOG says.
-    tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()))
-        .with(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
-        .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
-        .init();
+    serve_flags::init_logging();
 
     let (rows, extra, user_confirms) = (args.rows, args.extra_editors, args.user_confirms);
     let mut builder = app::build(rows).journal(!args.no_journal).undo_depth(args.undo_depth);

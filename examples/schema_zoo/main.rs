@@ -24,18 +24,9 @@ mod serve_flags;
 mod types;
 mod zoo;
 
-use std::io::IsTerminal;
-use tracing_subscriber::prelude::*;
-
 #[tokio::main]
 async fn main() {
-    // Logs go to stderr: stdout carries the MCP stream. rmcp's debug and trace events print
-    // whole messages, secrets included: `mcp::loggable` keeps them out whatever RUST_LOG says.
-    tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()))
-        .with(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
-        .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
-        .init();
+    serve_flags::init_logging();
     let server = app::server().unwrap_or_else(|e| {
         eprintln!("schema_zoo: {e}");
         std::process::exit(1);

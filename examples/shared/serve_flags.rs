@@ -1,7 +1,20 @@
-//! What the examples share about serving: the `--http ADDR` value and the signals that stop
-//! the server. Included with `#[path]` by each example (not an example itself).
+//! What the examples share about serving: their logging, the `--http ADDR` value and the
+//! signals that stop the server. Included with `#[path]` by each example (not an example itself).
 
+use std::io::IsTerminal;
 use std::net::{Ipv4Addr, SocketAddr};
+use tracing_subscriber::prelude::*;
+
+/// Logs to stderr (stdout may carry the MCP stream), at `$RUST_LOG` (default `warn`). rmcp's
+/// debug and trace events print whole messages, tool arguments and secrets included:
+/// `mcp::loggable` keeps them out whatever `RUST_LOG` says.
+pub fn init_logging() {
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()))
+        .with(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
+        .init();
+}
 
 /// Parses `--http`'s value: an IP literal with a port (`127.0.0.1:8765`, `[::1]:8765`), or
 /// `localhost:PORT`, which binds the IPv4 loopback address `127.0.0.1:PORT` (the resolver is

@@ -212,9 +212,7 @@ class Session:
         self.log.close()
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
+anyio_backend = gui.anyio_backend
 
 
 @pytest.fixture

@@ -27,12 +27,10 @@ mod serve_flags;
 use bridge_runtime::gui::GuiOwner;
 use clap::Parser;
 use eframe::egui;
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-use tracing_subscriber::prelude::*;
 
 /// The Order Editor, drawn with egui and served over MCP.
 #[derive(Parser, Debug)]
@@ -70,13 +68,7 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    // rmcp's debug and trace events print whole messages, tool arguments and secrets included:
-    // `mcp::loggable` keeps them out whatever RUST_LOG says.
-    tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()))
-        .with(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
-        .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
-        .init();
+    serve_flags::init_logging();
     if let Some(frames) = args.bench_frames {
         bench::frames(frames, args.rows, args.bench_only.as_deref());
         return;

@@ -32,12 +32,10 @@ mod serve_flags;
 
 use bridge_runtime::gui::Actor;
 use clap::Parser;
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use tauri::Manager;
 use tauri_plugin_bridge::BridgeExt;
-use tracing_subscriber::prelude::*;
 
 /// The Order Editor in a Tauri window, served over MCP.
 #[derive(Parser, Debug)]
@@ -102,13 +100,7 @@ fn user_confirms_now(ui: &bridge_runtime::gui::Ui) -> bool {
 
 fn main() {
     let args = Args::parse();
-    // rmcp's debug and trace events print whole messages, tool arguments and secrets included:
-    // `mcp::loggable` keeps them out whatever RUST_LOG says.
-    tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()))
-        .with(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
-        .with(tracing_subscriber::filter::filter_fn(bridge_runtime::mcp::loggable))
-        .init();
+    serve_flags::init_logging();
     if let Err(e) = run(args) {
         eprintln!("tauri_order_editor: {e}");
         std::process::exit(1);
