@@ -3,7 +3,7 @@
 
 /// The plugin's commands, as the page invokes them (`plugin:bridge|NAME`).
 const COMMANDS: &[&str] =
-    &["windows", "call", "operable", "last_agent_call", "journal", "undo", "can_undo", "mcp_config"];
+    &["windows", "scope", "call", "operable", "last_agent_call", "journal", "undo", "can_undo", "mcp_config"];
 
 fn main() {
     tauri_plugin::Builder::new(COMMANDS).build();

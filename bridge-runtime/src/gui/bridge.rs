@@ -3,7 +3,7 @@ use crate::gui::actor::{Actor, AgentActor};
 use crate::gui::journal::{Journal, JournalLimits, JournalSink, Operation, Outcome, Pending, unread_arguments};
 use crate::gui::published::{Listed, Published};
 use crate::gui::ui::DEFAULT_UNDO_DEPTH;
-use crate::gui::ui::Ui;
+use crate::gui::ui::{AgentCall, Ui};
 use crate::gui::window::AnyActions;
 use crate::gui::{BridgeActions, BridgeWindow};
 use crate::model::{ErrorCode, ToolError, ToolResult};
@@ -55,6 +55,9 @@ struct Shared {
     limits: ArgumentLimits,
     /// The journal the UI appends to; calls refused before their turn are appended here.
     journal: Journal,
+    /// [`Bridge::watch_agent_calls`]: the UI's sender, subscribed on demand (it publishes only
+    /// while someone holds a receiver).
+    agent_calls: Arc<watch::Sender<Option<AgentCall>>>,
 }
 
 /// The default of [`BridgeBuilder::max_queued_calls`].
@@ -141,6 +144,15 @@ impl Bridge {
     /// A receiver that wakes whenever new state is published.
     pub fn watch(&self) -> watch::Receiver<Arc<Published>> {
         self.shared.watch.clone()
+    }
+
+    /// A receiver that wakes after each agent call of a listed tool, holding its [`AgentCall`]
+    /// (`None` before the first): what [`Ui::last_agent_call`] returns, without taking the UI's
+    /// turn. It wakes for calls that changed nothing too (an agent's `focus`, a refused call),
+    /// which [`Bridge::watch`] does not. A receiver sees the latest call only: calls that come
+    /// faster than it reads are folded (`seq` counts them all).
+    pub fn watch_agent_calls(&self) -> watch::Receiver<Option<AgentCall>> {
+        self.shared.agent_calls.subscribe()
     }
 
     /// The registry.
@@ -601,6 +613,7 @@ impl BridgeBuilder {
             self.undo_depth,
         );
         let watch = ui.watch();
+        let agent_calls = ui.agent_calls();
         let mut ui = Some(ui);
         let exec = exec(&mut ui);
         let instructions = match self.notes {
@@ -617,6 +630,7 @@ impl BridgeBuilder {
             waiting: AtomicUsize::new(0),
             limits: self.limits,
             journal,
+            agent_calls,
         });
         (Bridge { shared }, ui)
     }

@@ -111,6 +111,8 @@ pub struct Ui {
     render_all: bool,
     /// The last listed tool an agent called (for a GUI to show what the agent touched).
     last_agent_call: Option<AgentCall>,
+    /// The same, for [`Bridge::watch_agent_calls`](crate::gui::Bridge::watch_agent_calls).
+    agent_calls: Arc<watch::Sender<Option<AgentCall>>>,
     /// The app-level action set is marked failed (see [`Ui::failure`]): why.
     app_failed: Option<String>,
     /// Caps on a call's arguments (`BridgeBuilder::argument_limits`).
@@ -162,6 +164,7 @@ impl Ui {
             operable: Arc::from([]),
             render_all,
             last_agent_call: None,
+            agent_calls: Arc::new(watch::channel(None).0),
             app_failed: None,
             limits,
             journal_on: journal.is_on(),
@@ -175,6 +178,11 @@ impl Ui {
         };
         ui.commit();
         ui
+    }
+
+    /// The sender of every agent call's [`AgentCall`] (see [`Ui::last_agent_call`]).
+    pub(crate) fn agent_calls(&self) -> Arc<watch::Sender<Option<AgentCall>>> {
+        self.agent_calls.clone()
     }
 
     pub(crate) fn watch(&self) -> watch::Receiver<Arc<Published>> {

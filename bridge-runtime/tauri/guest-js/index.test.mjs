@@ -11,6 +11,7 @@ globalThis.__TAURI_INTERNALS__ = {
   invoke: async (cmd, args) => {
     calls.push([cmd, args]);
     if (cmd === 'plugin:bridge|call' && args.name === 'w-Z__x') throw { code: 'window_not_found', message: 'no' };
+    if (cmd === 'plugin:event|listen') return 42;
     return { cmd };
   },
   transformCallback: (f) => ((globalThis.__handler = f), 7),
@@ -20,6 +21,7 @@ const bridge = await import('./index.js');
 test('each function invokes its command with the Rust argument names', async () => {
   calls.length = 0;
   await bridge.windows();
+  await bridge.scope();
   await bridge.call('w-A__edit_field', { field: 'amount', value: '1' });
   await bridge.operable();
   await bridge.lastAgentCall();
@@ -30,6 +32,7 @@ test('each function invokes its command with the Rust argument names', async () 
   await bridge.mcpConfig();
   assert.deepEqual(calls, [
     ['plugin:bridge|windows', {}],
+    ['plugin:bridge|scope', {}],
     ['plugin:bridge|call', { name: 'w-A__edit_field', arguments: { field: 'amount', value: '1' } }],
     ['plugin:bridge|operable', {}],
     ['plugin:bridge|last_agent_call', {}],
@@ -58,6 +61,21 @@ test('onChanged listens to bridge://changed and hands over the payload', async (
   assert.deepEqual(calls[0], ['plugin:event|listen', { event: 'bridge://changed', target: { kind: 'Any' }, handler: 7 }]);
   globalThis.__handler({ event: 'bridge://changed', payload: { changed: ['w-A'] } });
   assert.deepEqual(seen, [{ changed: ['w-A'] }]);
+  const dropped = [];
+  globalThis.__TAURI_EVENT_PLUGIN_INTERNALS__ = { unregisterListener: (event, id) => dropped.push([event, id]) };
   await stop();
   assert.equal(calls[1][0], 'plugin:event|unlisten');
+  // As @tauri-apps/api's unlisten: the page's own listener is dropped before the core is told.
+  assert.deepEqual(calls[1], ['plugin:event|unlisten', { event: 'bridge://changed', eventId: 42 }]);
+  assert.deepEqual(dropped, [['bridge://changed', 42]]);
+  delete globalThis.__TAURI_EVENT_PLUGIN_INTERNALS__;
+});
+
+test('onAgentCall listens to bridge://agent-call', async () => {
+  calls.length = 0;
+  const seen = [];
+  await bridge.onAgentCall((p) => seen.push(p));
+  assert.deepEqual(calls[0], ['plugin:event|listen', { event: 'bridge://agent-call', target: { kind: 'Any' }, handler: 7 }]);
+  globalThis.__handler({ event: 'bridge://agent-call', payload: { action: 'focus', seq: 3 } });
+  assert.deepEqual(seen, [{ action: 'focus', seq: 3 }]);
 });

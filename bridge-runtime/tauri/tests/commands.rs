@@ -11,28 +11,33 @@ use serde_json::{Map, Value, json};
 use std::io::{Read, Write};
 use std::sync::mpsc;
 use std::time::Duration;
-use tauri::Listener;
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{INVOKE_KEY, MockRuntime, mock_builder, mock_context, noop_assets};
 use tauri::utils::acl::ExecutionContext;
 use tauri::webview::InvokeRequest;
 use tauri::{App, WebviewWindow, WebviewWindowBuilder};
-use tauri_plugin_bridge::{BridgeExt, CHANGED_EVENT, Options};
+use tauri::{Listener, Manager};
+use tauri_plugin_bridge::{AGENT_CALL_EVENT, BridgeExt, CHANGED_EVENT, OnClose, Options, OwnWindow};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 const REPORT_ROWS: usize = 20;
 /// Every command of the plugin.
 const COMMANDS: &[&str] =
-    &["windows", "call", "operable", "last_agent_call", "journal", "undo", "can_undo", "mcp_config"];
+    &["windows", "scope", "call", "operable", "last_agent_call", "journal", "undo", "can_undo", "mcp_config"];
 
 /// The Order Editor under the plugin, on the mock runtime, with a page (`main`) allowed to run
 /// `allowed` of the plugin's commands.
 fn app_allowing(allowed: &[&str]) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    app_with(allowed, Options::default())
+}
+
+/// [`app_allowing`] with `options` (the token and the initial windows are set here).
+fn app_with(allowed: &[&str], options: Options) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
     let mut context = mock_context(noop_assets());
     for command in allowed {
         context.runtime_authority_mut().__allow_command(format!("plugin:bridge|{command}"), ExecutionContext::Local);
     }
-    let options = Options::default().token(TOKEN).setup_ui(|ui| app::open_initial(ui, REPORT_ROWS));
+    let options = options.token(TOKEN).setup_ui(|ui| app::open_initial(ui, REPORT_ROWS));
     let app = mock_builder()
         .plugin(tauri_plugin_bridge::init(app::build(REPORT_ROWS), options))
         .build(context)
@@ -251,6 +256,7 @@ fn the_mcp_server_refuses_a_request_without_the_token() {
     let config = invoke(&page, "mcp_config", json!({})).expect("mcp_config");
     assert_eq!(config["token"], TOKEN);
     assert_eq!(config["tokenSource"], "options");
+    assert_eq!(config["transport"], "http");
     assert_eq!(config, serde_json::to_value(app.mcp_config()).expect("JSON"));
     let url = config["url"].as_str().expect("a URL");
     let authority = url.strip_prefix("http://").and_then(|u| u.strip_suffix("/mcp")).expect("http://ADDR/mcp");
@@ -273,7 +279,7 @@ fn an_mcp_agent_gets_stale_state_after_the_users_call() {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
     let (app, page) = app();
-    let url = app.mcp_config().url;
+    let url = app.mcp_config().url.expect("served over HTTP");
     tauri::async_runtime::block_on(async move {
         let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN);
         let agent = ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize");
@@ -374,4 +380,135 @@ fn a_title_only_change_names_the_window() {
     assert_eq!((old.version, new.title.as_str()), (new.version, "Renamed"), "same version, new title");
     let event = tauri_plugin_bridge::Changed::between(&before, &after).expect("an event");
     assert_eq!(event.changed, ["w-1"]);
+}
+
+/// Waits (up to 30 s) until `f` holds; the plugin's event task works beside the test.
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    for _ in 0..3000 {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("never happened: {what}");
+}
+
+/// Issue 21: a bridge window type the app names opens in a Tauri window of its own, labelled
+/// with the window id, whose page is scoped to that window; the window manager's close runs
+/// the action the app named (as the user), and the Tauri window closes when (and because) the
+/// bridge window does. The mock runtime's event loop runs on this thread, the test beside it.
+#[test]
+fn an_own_window_opens_scoped_and_closes_with_its_bridge_window() {
+    let options = Options::default().own_window::<app::ConfirmOrder>(
+        OwnWindow::new("dialog.html").size(420.0, 260.0).on_close(OnClose::Call("cancel".into())),
+    );
+    let (app, page) = app_with(COMMANDS, options);
+    let handle = app.handle().clone();
+    let test = std::thread::spawn(move || {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            assert_eq!(invoke(&page, "scope", json!({})).expect("scope"), Value::Null, "the main page is not scoped");
+            for (field, value) in [("recipient", "Ann"), ("amount", "10")] {
+                invoke(
+                    &page,
+                    "call",
+                    json!({"name": "w-A__edit_field", "arguments": {"field": field, "value": value}}),
+                )
+                .expect("an edit");
+            }
+            let submit = || -> String {
+                let submitted =
+                    invoke(&page, "call", json!({"name": "w-A__submit", "arguments": {}})).expect("submits");
+                let dialog = submitted["openedWindowIds"][0].as_str().expect("the dialog's id").to_owned();
+                eventually("the dialog's Tauri window opens", || handle.get_webview_window(&dialog).is_some());
+                dialog
+            };
+            let dialog = submit();
+            let window = handle.get_webview_window(&dialog).expect("open");
+            // (The mock runtime keeps no titles: the WebDriver test under Xvfb sees the real one.)
+            assert!(handle.get_webview_window("w-C").is_none(), "reports were not asked for");
+
+            assert_eq!(invoke(&window, "scope", json!({})).expect("scope"), json!({"windowId": dialog}));
+            let err = invoke(
+                &window,
+                "call",
+                json!({"name": "w-A__edit_field", "arguments": {"field": "amount", "value": "99"}}),
+            )
+            .expect_err("another window's tool");
+            assert_eq!(err["code"], "action_not_available");
+            let err = invoke(&window, "undo", json!({"windowId": "w-A"})).expect_err("another window");
+            assert_eq!(err["code"], "out_of_scope");
+
+            invoke(&window, "call", json!({"name": format!("{dialog}__cancel"), "arguments": {}}))
+                .expect("its own tool");
+            assert!(handle.bridge().published().window(&dialog).is_none());
+            // The plugin closes (destroys) the Tauri window; the mock runtime never tells Tauri's
+            // window list, so its page's scope is what shows it: the plugin let go of it.
+            eventually("the plugin closes the Tauri window", || invoke(&window, "scope", json!({})) == Ok(Value::Null));
+
+            // The window manager's close: the user's `cancel` runs, then the window closes.
+            let dialog = submit();
+            let window = handle.get_webview_window(&dialog).expect("open");
+            window.close().expect("a close request");
+            eventually("the WM close cancels the dialog", || handle.bridge().published().window(&dialog).is_none());
+            eventually("and the plugin closes its Tauri window", || {
+                invoke(&window, "scope", json!({})) == Ok(Value::Null)
+            });
+            let last = handle.bridge().journal().last().expect("journaled");
+            assert_eq!(serde_json::to_value(&last.actor).expect("JSON")["kind"], "user", "{last:?}");
+            assert_eq!(serde_json::to_value(&last.operation).expect("JSON")["name"], format!("{dialog}__cancel"));
+        }));
+        // The mock event loop ends when its last window is gone.
+        for window in handle.webview_windows().into_values() {
+            let _ = window.destroy();
+        }
+        outcome
+    });
+    app.run_return(|_, _| {});
+    if let Err(panic) = test.join().expect("the test thread ends") {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// Issue 21: every agent call is an event for the page's highlight, a `focus` that changes
+/// nothing included (it emitted nothing before).
+#[test]
+fn every_agent_call_is_an_event() {
+    let (app, _page) = app();
+    let (tx, rx) = mpsc::channel::<Value>();
+    app.listen(AGENT_CALL_EVENT, move |event| {
+        let _ = tx.send(serde_json::from_str(event.payload()).expect("a JSON payload"));
+    });
+    let before = app.bridge().published().generation;
+    let focus = tauri::async_runtime::block_on(app.bridge().call_tool("w-A__focus", Map::new()));
+    assert!(focus.result.is_ok());
+    assert_eq!(app.bridge().published().generation, before, "a focus changes no window");
+    let call = rx.recv_timeout(Duration::from_secs(30)).expect("an event");
+    assert_eq!(
+        (call["tool"].as_str(), call["windowId"].as_str(), call["ok"].as_bool()),
+        (Some("w-A__focus"), Some("w-A"), Some(true))
+    );
+    let refused =
+        tauri::async_runtime::block_on(app.bridge().call_tool("w-A__edit_field", args(json!({"field": "nope"}))));
+    assert!(refused.result.is_err());
+    let call = rx.recv_timeout(Duration::from_secs(30)).expect("an event");
+    assert_eq!((call["action"].as_str(), call["ok"].as_bool()), (Some("edit_field"), Some(false)));
+}
+
+/// Issue 21 trial: arguments of the wrong type get the documented coded error, not Tauri's
+/// deserialization text, and a huge window id is quoted clipped.
+#[test]
+fn bad_arguments_get_coded_errors() {
+    let (_app, page) = app();
+    let err = invoke(&page, "call", json!({"name": 5})).expect_err("not a string");
+    assert_eq!(err["code"], "validation_failed");
+    let err = invoke(&page, "call", json!({"name": "w-A__focus", "arguments": [1]})).expect_err("not an object");
+    assert_eq!(err["code"], "validation_failed");
+    let err = invoke(&page, "journal", json!({"since": "x"})).expect_err("not a number");
+    assert_eq!(err["code"], "invalid_arguments");
+    let err = invoke(&page, "undo", json!({})).expect_err("no window id");
+    assert_eq!(err["code"], "invalid_arguments");
+    let long = "w".repeat(100_000);
+    let err = invoke(&page, "can_undo", json!({"windowId": long})).expect_err("no such window");
+    assert_eq!(err["code"], "window_not_found");
+    assert!(err["message"].as_str().expect("a message").len() < 300, "{err}");
 }

@@ -3,7 +3,7 @@
 //! never left waiting for one; the read API a GUI draws from; the agent's last call.
 
 use crate::support::mcp::{App, Confirm, Editor};
-use bridge_runtime::gui::OwnerGone;
+use bridge_runtime::gui::{Actor, OwnerGone};
 use bridge_runtime::{Bridge, OpenOptions};
 use serde_json::{Map, json};
 use std::sync::Arc;
@@ -103,4 +103,26 @@ async fn drawing_reads_state_and_sees_the_agents_last_call() {
     drop(owner);
     // The owner is gone with the last GuiOwner handle: operations are refused, never hang.
     assert_eq!(bridge.run(|_| ()).await, Err(OwnerGone));
+}
+
+// Issue 21: `Bridge::watch_agent_calls` wakes for every agent call, one that changes nothing
+// and a refused one included (`Bridge::watch` does not), and not for the user's calls.
+#[tokio::test]
+async fn every_agent_call_wakes_its_watchers() {
+    let bridge = builder().spawn_headless(|ui| {
+        ui.open(Editor { recipient: "Ann".into(), amount: 2.5 }, OpenOptions::window());
+    });
+    let mut calls = bridge.watch_agent_calls();
+    assert!(calls.borrow_and_update().is_none());
+    let generation = bridge.published().generation;
+    bridge.call_tool("w-1__set_recipient", args(json!({"recipient": "Ann"}))).await;
+    assert_eq!(bridge.published().generation, generation, "the same value changes nothing");
+    assert!(calls.has_changed().unwrap());
+    let call = calls.borrow_and_update().clone().expect("the call");
+    assert_eq!((call.tool.as_str(), call.ok, call.seq), ("w-1__set_recipient", true, 1));
+    bridge.call_tool("w-1__set_recipient", args(json!({"nope": 1}))).await;
+    let call = calls.borrow_and_update().clone().expect("the call");
+    assert_eq!((call.ok, call.seq), (false, 2));
+    bridge.call_tool_as(Actor::User, "w-1__set_recipient", args(json!({"recipient": "Bo"}))).await;
+    assert!(!calls.has_changed().unwrap(), "the user's call is not the agent's");
 }

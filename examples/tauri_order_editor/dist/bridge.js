@@ -26,6 +26,12 @@ export const windows = () => invoke('windows');
  */
 export const call = (name, args = {}) => invoke('call', { name, arguments: args });
 
+/**
+ * The bridge window this page is scoped to, `{windowId}`, when it is that window's own Tauri
+ * window (its `call` and `undo` act on that window only); `null` in the app's other pages.
+ */
+export const scope = () => invoke('scope');
+
 /** `operableWindowIds` now. */
 export const operable = () => invoke('operable');
 
@@ -47,20 +53,32 @@ export const mcpConfig = () => invoke('mcp_config');
 /** The event emitted after each change: `{generation, changed, closed, toolsChanged, operableChanged}`. */
 export const CHANGED_EVENT = 'bridge://changed';
 
+/** The event emitted after each agent call, changed anything or not: `{tool, windowId, action, ok, seq, ageMs}`. */
+export const AGENT_CALL_EVENT = 'bridge://agent-call';
+
+// Listens to `event`; resolves with a function that stops listening.
+const listen = async (event, handler) => {
+  const global = globalThis.__TAURI__?.event?.listen;
+  if (global) return global(event, (e) => handler(e.payload));
+  // Without withGlobalTauri: the plugin:event commands, as @tauri-apps/api does it (the stop
+  // function drops the page's own listener too, then tells the core).
+  const internals = globalThis.__TAURI_INTERNALS__;
+  const id = internals.transformCallback((e) => handler(e.payload));
+  const eventId = await internals.invoke('plugin:event|listen', { event, target: { kind: 'Any' }, handler: id });
+  return async () => {
+    globalThis.__TAURI_EVENT_PLUGIN_INTERNALS__?.unregisterListener?.(event, eventId);
+    await internals.invoke('plugin:event|unlisten', { event, eventId });
+  };
+};
+
 /**
  * Calls `handler(payload)` after each change. Resolves with a function that stops listening.
  * Needs the event API (`core:event:default`, in `core:default`).
  */
-export const onChanged = async (handler) => {
-  const listen = globalThis.__TAURI__?.event?.listen;
-  if (listen) return listen(CHANGED_EVENT, (e) => handler(e.payload));
-  // Without withGlobalTauri: the plugin:event|listen command, as @tauri-apps/api does it.
-  const internals = globalThis.__TAURI_INTERNALS__;
-  const id = internals.transformCallback((e) => handler(e.payload));
-  const eventId = await internals.invoke('plugin:event|listen', {
-    event: CHANGED_EVENT,
-    target: { kind: 'Any' },
-    handler: id,
-  });
-  return () => internals.invoke('plugin:event|unlisten', { event: CHANGED_EVENT, eventId });
-};
+export const onChanged = (handler) => listen(CHANGED_EVENT, handler);
+
+/**
+ * Calls `handler(payload)` after each agent call (for the highlight), including calls that
+ * changed nothing, such as a `focus`. Resolves with a function that stops listening.
+ */
+export const onAgentCall = (handler) => listen(AGENT_CALL_EVENT, handler);

@@ -35,7 +35,7 @@ use clap::Parser;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use tauri::Manager;
-use tauri_plugin_bridge::BridgeExt;
+use tauri_plugin_bridge::{BridgeExt, OnClose, OwnWindow};
 
 /// The Order Editor in a Tauri window, served over MCP.
 #[derive(Parser, Debug)]
@@ -115,12 +115,25 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("cannot open the journal {}: {e}", path.display()))?;
         builder = builder.journal_sink(sink);
     }
-    let mut options = tauri_plugin_bridge::Options::default().setup_ui(move |ui| {
-        app::open_initial(ui, rows);
-        if confirms_at_start {
-            app::set_user_confirms(ui, Actor::App, true);
-        }
-    });
+    let mut options = tauri_plugin_bridge::Options::default()
+        .setup_ui(move |ui| {
+            app::open_initial(ui, rows);
+            if confirms_at_start {
+                app::set_user_confirms(ui, Actor::App, true);
+            }
+        })
+        // "Confirm order" in a window of its own, kept above the main window (its owner, the
+        // Order Editor, is drawn there); the window manager's close button cancels the order.
+        .own_window::<app::ConfirmOrder>(
+            OwnWindow::new("dialog.html")
+                .size(420.0, 260.0)
+                .parent(MAIN_WINDOW)
+                .on_close(OnClose::Call("cancel".into())),
+        )
+        // Each "Report Details" in a window of its own; closing it closes the report.
+        .own_window::<app::ReportDetails>(OwnWindow::new("report.html").size(720.0, 520.0))
+        // An agent's successful `{winId}__focus` raises that window.
+        .focus_action("focus");
     if let Some(addr) = args.http {
         options = options.http_addr(addr);
     }
@@ -130,10 +143,11 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .invoke_handler(tauri::generate_handler![set_user_confirms, user_confirms])
         .setup(move |app| {
             // The plugin's setup ran before this one: it serves by now.
-            let url = app.mcp_config().url;
-            eprintln!("tauri_order_editor: serving MCP at {url}");
-            if let Some(path) = &url_file {
-                write_atomically(path, &url).map_err(|e| format!("--mcp-url-file {}: {e}", path.display()))?;
+            if let Some(url) = app.mcp_config().url {
+                eprintln!("tauri_order_editor: serving MCP at {url}");
+                if let Some(path) = &url_file {
+                    write_atomically(path, &url).map_err(|e| format!("--mcp-url-file {}: {e}", path.display()))?;
+                }
             }
             if probe {
                 tauri::WebviewWindowBuilder::new(app, "probe", tauri::WebviewUrl::App("probe.html".into()))

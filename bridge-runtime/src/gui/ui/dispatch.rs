@@ -161,14 +161,19 @@ impl Ui {
         }
         if let Some(entry) = listed.filter(|_| agent) {
             let seq = self.last_agent_call.as_ref().map_or(1, |c| c.seq + 1);
-            self.last_agent_call = Some(AgentCall {
+            let call = AgentCall {
                 tool: entry.name.clone(),
                 window_id: entry.window_id.clone(),
                 action: entry.action.name.clone(),
                 ok: out.is_ok(),
                 at: std::time::Instant::now(),
                 seq,
-            });
+            };
+            // A copy for the watchers only when someone watches (a GUI that polls pays nothing).
+            if self.agent_calls.receiver_count() > 0 {
+                self.agent_calls.send_replace(Some(call.clone()));
+            }
+            self.last_agent_call = Some(call);
         }
         out
     }
