@@ -184,6 +184,14 @@ class Session:
         except OSError:
             return []
 
+    def repainted(self, rect: tuple[int, int, int, int]) -> bool:
+        """Whether `rect` of the X screen shows more than one colour (a page drawn there, not the
+        blank a moved window leaves until the window under it repaints)."""
+        from PIL import ImageGrab
+
+        lo, hi = ImageGrab.grab(xdisplay=self.display).crop(rect).convert("L").getextrema()
+        return lo != hi
+
     def shot(self, name: str, crop: tuple[int, int, int, int] | None = None) -> None:
         """The X screen (every Tauri window; `crop`: that part of it) and WebDriver's view of the
         current window."""
@@ -484,6 +492,7 @@ async def test_submit_opens_the_confirm_window_and_only_the_user_confirms(app):
         # No window manager under Xvfb: every window sits at (0, 0). Move the dialog aside for
         # the screenshot (the README's) so the blocked editor shows beside it.
         subprocess.run(["xdotool", "windowmove", "--sync", dialog_x, "530", "300"], env=app.env, timeout=30, check=False)
+        await until(lambda: app.repainted((0, 0, 420, 260)), "the main window repainted where the dialog was")
         # The dialog's page is scoped to its bridge window (the plugin's `scope`), and its
         # window holds no MCP token: another window's tool is refused there, and so is
         # `mcp_config` (granted to the main window only, capabilities/main-window.json).
