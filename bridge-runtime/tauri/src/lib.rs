@@ -502,6 +502,8 @@ fn start<R: Runtime>(app: &tauri::AppHandle<R>, builder: BridgeBuilder, options:
     let mut seen: Arc<Published> = watch.borrow_and_update().clone();
     let windows = mirror.clone();
     tauri::async_runtime::spawn(async move {
+        // The windows `setup_ui` opened get their Tauri windows before any change is stepped.
+        windows.start(&seen).await;
         while watch.changed().await.is_ok() {
             let now = watch.borrow_and_update().clone();
             // The Tauri windows first: a page told about a window finds its Tauri window open.

@@ -111,6 +111,37 @@ impl<R: Runtime> Mirror<R> {
         Self { app, bridge, kinds: Arc::new(kinds), owned }
     }
 
+    /// Opens the Tauri windows of the bridge windows open in `now`, the state the first
+    /// [`Mirror::step`] starts from: those [`Options::setup_ui`] opened.
+    pub(crate) async fn start(&self, now: &Published) {
+        if self.kinds.0.is_empty() {
+            return;
+        }
+        self.open_all(now.windows().map(|w| w.id.clone()).collect()).await;
+    }
+
+    /// Opens a Tauri window for each of the bridge windows `opened` of a configured type.
+    async fn open_all(&self, opened: Vec<String>) {
+        if opened.is_empty() {
+            return;
+        }
+        let kinds = self.kinds.clone();
+        let ids = opened.clone();
+        // Which configured type each new window is (None: shown in the app's own page).
+        let matched: Vec<Option<usize>> = self
+            .bridge
+            .run(move |ui| ids.iter().map(|id| kinds.0.iter().position(|(is, _)| is(ui, id))).collect())
+            .await
+            .unwrap_or_default();
+        for (id, kind) in opened.iter().zip(matched) {
+            // Still open now? (It may have closed while this step ran.)
+            let Some(state) = self.bridge.published().window(id).cloned() else { continue };
+            if let Some(kind) = kind {
+                self.open(&state, &self.kinds.0[kind].1);
+            }
+        }
+    }
+
     /// Opens, retitles and closes the Tauri windows for the step from `before` to `after`.
     pub(crate) async fn step(&self, before: &Published, after: &Published) {
         if self.kinds.0.is_empty() {
@@ -121,23 +152,7 @@ impl<R: Runtime> Mirror<R> {
         }
         let opened: Vec<String> =
             after.windows().filter(|w| before.window(&w.id).is_none()).map(|w| w.id.clone()).collect();
-        if !opened.is_empty() {
-            let kinds = self.kinds.clone();
-            let ids = opened.clone();
-            // Which configured type each new window is (None: shown in the app's own page).
-            let matched: Vec<Option<usize>> = self
-                .bridge
-                .run(move |ui| ids.iter().map(|id| kinds.0.iter().position(|(is, _)| is(ui, id))).collect())
-                .await
-                .unwrap_or_default();
-            for (id, kind) in opened.iter().zip(matched) {
-                // Still open now? (It may have closed while this step ran.)
-                let Some(state) = self.bridge.published().window(id).cloned() else { continue };
-                if let Some(kind) = kind {
-                    self.open(&state, &self.kinds.0[kind].1);
-                }
-            }
-        }
+        self.open_all(opened).await;
         for w in after.windows() {
             if before.window(&w.id).is_some_and(|old| old.title != w.title)
                 && self.owned.contains(&w.id)

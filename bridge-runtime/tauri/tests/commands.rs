@@ -512,3 +512,31 @@ fn bad_arguments_get_coded_errors() {
     assert_eq!(err["code"], "window_not_found");
     assert!(err["message"].as_str().expect("a message").len() < 300, "{err}");
 }
+
+/// Issue 21: a bridge window of an own-window type that is already open when the plugin starts
+/// (opened by `Options::setup_ui`, like the Order Editor's first report `w-C`) gets its Tauri
+/// window too, not only the windows opened later; and it closes with its bridge window.
+#[test]
+fn a_window_open_at_start_gets_its_own_window() {
+    let options = Options::default().own_window::<app::ReportDetails>(OwnWindow::new("report.html"));
+    let (app, page) = app_with(COMMANDS, options);
+    let handle = app.handle().clone();
+    let test = std::thread::spawn(move || {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            eventually("w-C's Tauri window opens", || handle.get_webview_window("w-C").is_some());
+            assert!(handle.get_webview_window("w-A").is_none(), "the editor stays in the main page");
+            let window = handle.get_webview_window("w-C").expect("open");
+            eventually("its page is scoped", || invoke(&window, "scope", json!({})) == Ok(json!({"windowId": "w-C"})));
+            invoke(&page, "call", json!({"name": "w-C__close", "arguments": {}})).expect("the user closes it");
+            eventually("the plugin closes the Tauri window", || invoke(&window, "scope", json!({})) == Ok(Value::Null));
+        }));
+        for window in handle.webview_windows().into_values() {
+            let _ = window.destroy();
+        }
+        outcome
+    });
+    app.run_return(|_, _| {});
+    if let Err(panic) = test.join().expect("the test thread ends") {
+        std::panic::resume_unwind(panic);
+    }
+}
