@@ -139,7 +139,9 @@ class Session:
         )
         self.driver = None
         deadline = time.monotonic() + STARTUP_TIMEOUT
-        while not port_open(driver_port):
+        # tauri-driver listens before the WebKitWebDriver it started does, and a session request
+        # it cannot forward fails: wait for both.
+        while not (port_open(driver_port) and port_open(native_port)):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.close()
                 raise AssertionError(f"tauri-driver did not start:\n{self.logs()}")
@@ -159,7 +161,7 @@ class Session:
         except Exception as e:
             self.close()
             raise AssertionError(f"no WebDriver session: {e}\n{self.logs()}") from None
-        self.main = self.driver.current_window_handle
+        self.main = None
 
     def logs(self) -> str:
         return self.log_path.read_text(errors="replace")[-4000:]
@@ -172,10 +174,29 @@ class Session:
             with anyio.fail_after(STARTUP_TIMEOUT):
                 while not (self.url_file.exists() and self.url_file.read_text() == self.url):
                     await anyio.sleep(0.1)
+                # The app opens the main window and the first report's own window at once: the
+                # session may start in either, so find the main page among the windows.
+                while not self.find_main():
+                    await anyio.sleep(0.1)
                 while not self.driver.find_elements(By.CSS_SELECTOR, 'body[data-ready="1"] section[data-window-id="w-A"]'):
                     await anyio.sleep(0.1)
         except TimeoutError:
             raise AssertionError(f"the app did not come up in {STARTUP_TIMEOUT} s:\n{self.logs()}") from None
+
+    def find_main(self) -> bool:
+        """Switches to the main window (index.html, `body[data-page=main]`) and makes it
+        `self.main`, once it is there."""
+        from selenium.common.exceptions import NoSuchWindowException
+
+        for handle in self.driver.window_handles:
+            try:
+                self.driver.switch_to.window(handle)
+                if self.driver.execute_script("return document.body?.dataset.page ?? null") == "main":
+                    self.main = handle
+                    return True
+            except NoSuchWindowException:
+                continue
+        return False
 
     def journal(self) -> list[dict]:
         """The app's journal (`--journal`), every entry written before its call returned."""
@@ -366,7 +387,8 @@ def page_invoke(s: Session, command: str, args: dict | None = None) -> list:
     )
 
 
-def x_windows(s: Session, title: str) -> list[str]:
+def x_windows(s, title: str) -> list[str]:
+    """The visible X windows titled `title` (a regex) on `s`'s display (`s.env`)."""
     try:
         out = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", title], env=s.env,
                              capture_output=True, text=True, timeout=30).stdout
@@ -548,11 +570,16 @@ async def test_password_is_dots_in_the_dom_and_masked_over_mcp(app):
 
 
 async def test_report_opens_as_its_own_window(app):
-    """Issue 21; GB-10.1-1: the agent's `app__new_report` opens "Report Details" as its own
-    Tauri window; the user pages it (GB-9-3: rows come through `load_rows`, as the user); the
-    agent's `{id}__close` closes the window (GB-6-2)."""
+    """Issue 21; GB-10.1-1: the report open at start and the one the agent's `app__new_report`
+    opens are "Report Details" windows of their own; the user pages the new one (GB-9-3: rows
+    come through `load_rows`, as the user); the agent's `{id}__close` closes its window (GB-6-2)."""
     async with AsyncExitStack() as stack:
         client = await agent(stack, app, Recorder())
+        # The report open at start (w-C) has its own window too; the main page leaves it out.
+        await switch_to_window(app, "window=w-C", "the first report's window")
+        await until(lambda: css(app, 'section[data-window-id="w-C"] .range'), "the first report drawn")
+        app.driver.switch_to.window(app.main)
+        assert css(app, 'section[data-window-id="w-C"]') == []
         is_error, body = await call(client, "app__new_report")
         assert not is_error, body
         (report,) = body["openedWindowIds"]
@@ -664,3 +691,31 @@ async def test_page_without_the_permission_is_refused(probed_app):
         assert [e for e in app.journal() if e["actor"]["kind"] == "user"] == []
         snap, _ = await read_windows(client)
         assert fields(snap, "w-A")["Recipient"]["value"] == ""
+
+
+async def test_an_mcp_host_starts_the_app_over_stdio(xvfb, tmp_path):
+    """Issue 21 (MCP over stdio): an MCP host starts the app with `--mcp-stdio` and talks to it
+    over its stdin and stdout (the official Python client's stdio transport) while the web view
+    runs on Xvfb: the session starts, the windows read right (the password masked, GB-4.5-2),
+    and an edit takes effect (GB-7.1-1: the version moves). Nothing the app or the web view's
+    helper processes print corrupts the stream."""
+    from mcp.client.stdio import StdioServerParameters
+
+    env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "WAYLAND_SOCKET", "BRIDGE_MCP_TOKEN")}
+    env.update(DISPLAY=xvfb.display, **WEBKIT_ENV)
+    server = StdioServerParameters(command=app_bin(), args=["--mcp-stdio", "--rows", "100"], env=env)
+    with anyio.fail_after(STARTUP_TIMEOUT):
+        async with gui.Client(server, mode="legacy", cache=None) as client:
+            snap, raw = await read_windows(client)
+            assert [w["id"] for w in snap["windows"]] == ["w-A", "w-C"]
+            assert fields(snap, "w-A")["Payment password"]["value"] == REDACTED and "hunter2" not in raw
+            version = window(snap, "w-A")["version"]
+            is_error, body = await call(client, "w-A__edit_field", {"field": "recipient", "value": "Over stdio", "expectedVersion": version})
+            assert not is_error, body
+            snap, _ = await read_windows(client)
+            assert fields(snap, "w-A")["Recipient"]["value"] == "Over stdio"
+            assert window(snap, "w-A")["version"] == version + 1
+            # The app's windows are up meanwhile: the main window and the report's own.
+            display = type("Display", (), {"env": env})
+            await until(lambda: x_windows(display, "^Order Editor$") and x_windows(display, "^Report Details$"),
+                        "the app's windows on the X server")

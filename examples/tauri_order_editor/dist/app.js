@@ -20,7 +20,8 @@ const HIGHLIGHT_MS = 3000;
 const ROWS_PER_PAGE = 20;
 /** Journal rows the panel keeps (the newest). */
 const JOURNAL_ROWS = 200;
-/** Windows the plugin opens as their own Tauri windows (dialog.html, report.html). */
+/** Windows the plugin opens as their own Tauri windows (dialog.html, report.html; main.rs
+ * `own_window`). */
 const OWN_WINDOW_TITLES = new Set(['Confirm order', 'Report Details']);
 
 /** The last snapshot: `{operableWindowIds, windows}`. */
@@ -79,7 +80,7 @@ async function userCall(name, args = {}) {
 function shownHere(win) {
   if (PAGE !== 'main') return win.id === OWN;
   // The main page shows every window the plugin does not give a Tauri window of its own.
-  return !OWN_WINDOW_TITLES.has(win.title) || typeof bridge.scope !== 'function';
+  return !OWN_WINDOW_TITLES.has(win.title);
 }
 
 const operable = (id) => snapshot.operableWindowIds.includes(id);
@@ -390,6 +391,7 @@ function markAgent() {
   document.body.dataset.agentHighlight = live ? agentMark.windowId ?? 'app' : '';
 }
 
+/** The agent's last call when the page starts (later ones come as events). */
 async function pollAgent() {
   try {
     noteAgentCall(await bridge.lastAgentCall());
@@ -510,7 +512,9 @@ function setupMain() {
     try {
       const config = await bridge.mcpConfig();
       const text = JSON.stringify({ mcpServers: config.mcpServers }, null, 2);
-      pre.textContent = `URL: ${config.url}\nToken: ${config.token}\n\n${text}`;
+      pre.textContent = config.transport === 'http'
+        ? `URL: ${config.url}\nToken: ${config.token}\n\n${text}`
+        : `MCP over stdio: the MCP host that started this app is connected.\n\n${text}`;
       pre.hidden = false;
       try {
         await navigator.clipboard.writeText(text);
@@ -524,6 +528,9 @@ function setupMain() {
   });
   refreshUserConfirms();
   refreshJournal();
+  // Events bring most entries (bridge://changed, bridge://agent-call); a call that changed
+  // nothing and was not an agent's (a user's refused edit, in this or another window) brings
+  // none, so the panel also looks once a second (only entries after the last one it has).
   setInterval(refreshJournal, 1000);
 }
 
@@ -531,10 +538,10 @@ function setupMain() {
 
 async function start() {
   if (PAGE === 'main') setupMain();
-  else if (typeof bridge.scope === 'function') OWN = (await bridge.scope())?.windowId ?? OWN;
+  else OWN = (await bridge.scope())?.windowId ?? OWN;
   await bridge.onChanged((event) => onChanged(event).catch((e) => status(errorText(e), false)));
-  if (typeof bridge.onAgentCall === 'function') await bridge.onAgentCall(noteAgentCall);
-  else setInterval(pollAgent, 500);
+  // Every agent call, refused ones and a `focus` included (they change no window).
+  await bridge.onAgentCall(noteAgentCall);
   await readAll();
   pollAgent();
   document.body.dataset.ready = '1';

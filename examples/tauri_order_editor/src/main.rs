@@ -6,6 +6,7 @@
 //! cargo run -p tauri-order-editor                                   # MCP at http://127.0.0.1:<any free port>/mcp
 //! cargo run -p tauri-order-editor -- --http 127.0.0.1:8767          # a fixed port: configure the MCP host once
 //! cargo run -p tauri-order-editor -- --user-confirms --journal j.jsonl
+//! tauri_order_editor --mcp-stdio                                     # started by an MCP host, over stdio
 //! ```
 //!
 //! It needs WebKitGTK 4.1 to build and run (`apt-get install libwebkit2gtk-4.1-dev`). A plain
@@ -45,6 +46,10 @@ struct Args {
     /// localhost:PORT. Default: any free port on 127.0.0.1, which changes at each start.
     #[arg(long, value_name = "ADDR", value_parser = serve_flags::parse_http_addr)]
     http: Option<SocketAddr>,
+    /// Serve MCP over stdin and stdout instead of HTTP, for an MCP host that starts the app
+    /// (`"command": "/path/to/tauri_order_editor", "args": ["--mcp-stdio"]`); no token.
+    #[arg(long, conflicts_with_all = ["http", "mcp_url_file"])]
+    mcp_stdio: bool,
     /// Rows in each "Report Details" window.
     #[arg(long, default_value_t = 10_000)]
     rows: usize,
@@ -137,17 +142,23 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(addr) = args.http {
         options = options.http_addr(addr);
     }
+    if args.mcp_stdio {
+        options = options.stdio();
+    }
     let (url_file, probe) = (args.mcp_url_file, args.probe_window);
     tauri::Builder::default()
         .plugin(tauri_plugin_bridge::init(builder, options))
         .invoke_handler(tauri::generate_handler![set_user_confirms, user_confirms])
         .setup(move |app| {
             // The plugin's setup ran before this one: it serves by now.
-            if let Some(url) = app.mcp_config().url {
-                eprintln!("tauri_order_editor: serving MCP at {url}");
-                if let Some(path) = &url_file {
-                    write_atomically(path, &url).map_err(|e| format!("--mcp-url-file {}: {e}", path.display()))?;
+            match app.mcp_config().url {
+                Some(url) => {
+                    eprintln!("tauri_order_editor: serving MCP at {url}");
+                    if let Some(path) = &url_file {
+                        write_atomically(path, &url).map_err(|e| format!("--mcp-url-file {}: {e}", path.display()))?;
+                    }
                 }
+                None => eprintln!("tauri_order_editor: serving MCP over stdio"),
             }
             if probe {
                 tauri::WebviewWindowBuilder::new(app, "probe", tauri::WebviewUrl::App("probe.html".into()))
@@ -194,6 +205,8 @@ mod tests {
         assert_eq!(args.http, Some(SocketAddr::from(([127, 0, 0, 1], 8767))));
         assert_eq!((args.rows, args.user_confirms, args.undo_depth), (100, true, 0));
         assert!(Args::try_parse_from(["tauri_order_editor", "--http", "example.com:80"]).is_err());
+        assert!(Args::try_parse_from(["tauri_order_editor", "--mcp-stdio", "--http", "127.0.0.1:1"]).is_err());
+        assert!(Args::try_parse_from(["tauri_order_editor", "--mcp-stdio"]).expect("stdio").mcp_stdio);
     }
 
     #[test]
