@@ -10,7 +10,8 @@
 
 Run (after `cargo build --release -p egui-order-editor`):
     .venv/bin/python examples/egui_order_editor/bench/gui_costs.py [path/to/egui_order_editor]
-Needs Xvfb and the Python `mcp` client (./test.sh's .venv). Prints one JSON object.
+Needs Xvfb and the Python `mcp` client (./test.sh's .venv). The app's MCP token is set through
+BRIDGE_MCP_TOKEN and sent as a bearer token. Prints one JSON object.
 """
 
 import asyncio
@@ -25,9 +26,13 @@ import time
 from pathlib import Path
 
 from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 IDLE_S = 10
 SAMPLES = 40
+# The app's MCP bearer token over HTTP (it reads BRIDGE_MCP_TOKEN; without it, it makes one up).
+TOKEN = "bench-token-0123456789abcdef"
 ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target" / "release" / "egui_order_editor"
 
@@ -68,7 +73,7 @@ def report(path: Path):
 
 
 def start(display: int, args: list[str], layout: Path):
-    env = {**os.environ, "DISPLAY": f":{display}"}
+    env = {**os.environ, "DISPLAY": f":{display}", "BRIDGE_MCP_TOKEN": TOKEN}
     proc = subprocess.Popen([str(BIN), "--rows", "10000", "--layout-report", str(layout), *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for(lambda: report(layout), what="the first frame")
@@ -94,7 +99,9 @@ async def latency(display: int, tmp: Path) -> dict:
     proc = start(display, ["--http", f"127.0.0.1:{port}"], layout)
     drawn, calls = [], []
     try:
-        async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy", cache=None) as client:
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=create_mcp_http_client(headers=headers))
+        async with Client(transport, mode="legacy", cache=None) as client:
             for i in range(SAMPLES + 5):
                 rev = report(layout)["revision"]
                 sent = time.time() * 1000.0
