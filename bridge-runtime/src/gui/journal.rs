@@ -603,6 +603,8 @@ impl Inner {
 #[derive(Clone)]
 pub struct Journal {
     inner: Arc<Mutex<Inner>>,
+    /// Counts appends (new entries and repeats) for [`Journal::watch`].
+    appended: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -633,6 +635,23 @@ impl Journal {
                 sink_error: None,
                 sunk_count: 0,
             })),
+            appended: Arc::new(tokio::sync::watch::channel(0).0),
+        }
+    }
+
+    /// A receiver that wakes after each append: a new entry, or a repeat counted on the newest
+    /// one (its `count` grew). The value counts appends since the start. For a display that
+    /// follows the journal without polling: on each wake, read [`Journal::since`] the last
+    /// `seq` it showed, minus one (the newest entry may have grown). Appends that come faster
+    /// than the receiver reads are folded into one wake.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.appended.subscribe()
+    }
+
+    /// Wakes [`Journal::watch`]'s receivers (nothing to do without one).
+    fn appended(&self) {
+        if self.appended.receiver_count() > 0 {
+            self.appended.send_modify(|n| *n += 1);
         }
     }
 
@@ -740,6 +759,8 @@ impl Journal {
                 inner.sink(&repeat);
                 inner.sunk_count = repeat.count;
             }
+            drop(inner);
+            self.appended();
             return;
         }
         if let Some(last) = inner.entries.back()
@@ -765,6 +786,8 @@ impl Journal {
                 inner.dropped += 1;
             }
         }
+        drop(inner);
+        self.appended();
     }
 }
 

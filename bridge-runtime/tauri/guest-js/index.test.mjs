@@ -79,3 +79,12 @@ test('onAgentCall listens to bridge://agent-call', async () => {
   globalThis.__handler({ event: 'bridge://agent-call', payload: { action: 'focus', seq: 3 } });
   assert.deepEqual(seen, [{ action: 'focus', seq: 3 }]);
 });
+
+test('onJournal listens to bridge://journal', async () => {
+  calls.length = 0;
+  const seen = [];
+  await bridge.onJournal((p) => seen.push(p));
+  assert.deepEqual(calls[0], ['plugin:event|listen', { event: 'bridge://journal', target: { kind: 'Any' }, handler: 7 }]);
+  globalThis.__handler({ event: 'bridge://journal', payload: { seq: 9 } });
+  assert.deepEqual(seen, [{ seq: 9 }]);
+});

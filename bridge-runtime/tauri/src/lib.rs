@@ -66,6 +66,8 @@
 //!
 //! Events (listening needs `core:event:default`, part of `core:default`):
 //! - [`CHANGED_EVENT`] (`bridge://changed`) carries a [`Changed`]: which windows to re-read.
+//! - [`JOURNAL_EVENT`] (`bridge://journal`) carries `{"seq": N}` after every journal append: a
+//!   journal panel follows without polling.
 //! - [`AGENT_CALL_EVENT`] (`bridge://agent-call`) carries a [`LastAgentCall`] after every agent
 //!   call, one that changed nothing (a `focus`) or was refused included: for the highlight.
 //!
@@ -123,6 +125,12 @@ pub const CHANGED_EVENT: &str = "bridge://changed";
 /// anything (an agent's `focus`, a refused call): its payload is a [`LastAgentCall`]. Calls
 /// that come faster than the events are folded into the latest (`seq` counts them all).
 pub const AGENT_CALL_EVENT: &str = "bridge://agent-call";
+
+/// The event emitted after each journal append (every operation of anyone, a refused one
+/// included, and a repeat counted on the newest entry): `{"seq": N}`, the newest entry's `seq`.
+/// A journal panel re-reads `journal` from its last `seq` minus one (the newest entry may have
+/// grown) instead of polling. Appends faster than the events fold into one.
+pub const JOURNAL_EVENT: &str = "bridge://journal";
 
 /// Why the plugin could not start (returned from its setup: Tauri then fails to build the app).
 #[derive(Debug, thiserror::Error)]
@@ -319,9 +327,8 @@ impl<R: Runtime, T: Manager<R>> BridgeExt<R> for T {
 ///
 /// A call that changes nothing a page shows emits nothing here, though it is journaled: a call
 /// refused by the GB checks, and a successful one that changed no window (an agent's `focus`,
-/// a read-only action). Agent calls are each an [`AGENT_CALL_EVENT`]; a journal panel that
-/// must also follow the user's and the app's no-change operations re-reads `journal` on both
-/// events.
+/// a read-only action). Agent calls are each an [`AGENT_CALL_EVENT`], and every journaled
+/// operation a [`JOURNAL_EVENT`].
 ///
 /// `{"generation": 7, "changed": ["w-1"], "closed": [], "toolsChanged": false,
 /// "operableChanged": false}`
@@ -530,6 +537,19 @@ fn start<R: Runtime>(app: &tauri::AppHandle<R>, builder: BridgeBuilder, options:
             }
             if let Err(e) = emitter.emit(AGENT_CALL_EVENT, &call) {
                 tracing::warn!(error = %e, "could not emit {AGENT_CALL_EVENT}");
+            }
+        }
+    });
+
+    let emitter = app.clone();
+    let journal = bridge.journal();
+    let mut appended = journal.watch();
+    tauri::async_runtime::spawn(async move {
+        while appended.changed().await.is_ok() {
+            appended.borrow_and_update();
+            let seq = journal.last().map_or(0, |e| e.seq);
+            if let Err(e) = emitter.emit(JOURNAL_EVENT, serde_json::json!({ "seq": seq })) {
+                tracing::warn!(error = %e, "could not emit {JOURNAL_EVENT}");
             }
         }
     });

@@ -17,7 +17,7 @@ use tauri::utils::acl::ExecutionContext;
 use tauri::webview::InvokeRequest;
 use tauri::{App, WebviewWindow, WebviewWindowBuilder};
 use tauri::{Listener, Manager};
-use tauri_plugin_bridge::{AGENT_CALL_EVENT, BridgeExt, CHANGED_EVENT, OnClose, Options, OwnWindow};
+use tauri_plugin_bridge::{AGENT_CALL_EVENT, BridgeExt, CHANGED_EVENT, JOURNAL_EVENT, OnClose, Options, OwnWindow};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
 const REPORT_ROWS: usize = 20;
@@ -539,4 +539,21 @@ fn a_window_open_at_start_gets_its_own_window() {
     if let Err(panic) = test.join().expect("the test thread ends") {
         std::panic::resume_unwind(panic);
     }
+}
+
+/// Issue 21: every journal append is an event, the user's refused call that changes nothing
+/// included, so the page's journal panel needs no timer.
+#[test]
+fn every_journal_append_is_an_event() {
+    let (app, page) = app();
+    let (tx, rx) = mpsc::channel::<Value>();
+    app.listen(JOURNAL_EVENT, move |event| {
+        let _ = tx.send(serde_json::from_str(event.payload()).expect("a JSON payload"));
+    });
+    let err = invoke(&page, "call", json!({"name": "w-A__edit_field", "arguments": {"field": "nope", "value": "1"}}))
+        .expect_err("no such field");
+    assert_eq!(err["code"], "validation_failed");
+    let event = rx.recv_timeout(Duration::from_secs(30)).expect("an event");
+    let newest = app.bridge().journal().last().expect("journaled");
+    assert_eq!(event, json!({"seq": newest.seq}));
 }

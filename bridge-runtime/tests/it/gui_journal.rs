@@ -270,6 +270,22 @@ fn repeated_identical_rejections_are_coalesced() {
     assert_eq!(app.ui().journal().len(), 6);
 }
 
+// Issue 21: `Journal::watch` wakes after every append, a repeat counted on the newest entry
+// included, so a journal panel follows without polling.
+#[test]
+fn the_journal_watch_wakes_on_every_append() {
+    let mut app = app();
+    let mut watch = app.ui().journal().watch();
+    let before = *watch.borrow_and_update();
+    app.call("w-1__sign_in", json!({"user": "ada", "password": ""})).expect_err(ErrorCode::ValidationFailed);
+    assert!(watch.has_changed().unwrap(), "a refused call is an append");
+    assert_eq!(*watch.borrow_and_update(), before + 1);
+    app.call("w-1__sign_in", json!({"user": "ada", "password": ""})).expect_err(ErrorCode::ValidationFailed);
+    assert!(watch.has_changed().unwrap(), "a repeat counted on the newest entry wakes too");
+    assert_eq!(*watch.borrow_and_update(), before + 2);
+    assert_eq!(entries(&mut app).last().map(|e| e.count), Some(2));
+}
+
 // Bounded by count: the oldest entries go, `dropped` counts them, `seq` keeps counting.
 #[test]
 fn the_count_bound_drops_the_oldest_and_counts_them() {
