@@ -382,6 +382,10 @@ fn a_title_only_change_names_the_window() {
     assert_eq!(event.changed, ["w-1"]);
 }
 
+/// Held by each test that runs the mock runtime's event loop (`App::run_return`): two loops in
+/// one process at once can hang the test binary, so they take turns.
+static EVENT_LOOP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Waits (up to 30 s) until `f` holds; the plugin's event task works beside the test.
 fn eventually(what: &str, f: impl Fn() -> bool) {
     for _ in 0..3000 {
@@ -399,6 +403,7 @@ fn eventually(what: &str, f: impl Fn() -> bool) {
 /// bridge window does. The mock runtime's event loop runs on this thread, the test beside it.
 #[test]
 fn an_own_window_opens_scoped_and_closes_with_its_bridge_window() {
+    let _turn = EVENT_LOOP.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let options = Options::default().own_window::<app::ConfirmOrder>(
         OwnWindow::new("dialog.html").size(420.0, 260.0).on_close(OnClose::Call("cancel".into())),
     );
@@ -518,6 +523,7 @@ fn bad_arguments_get_coded_errors() {
 /// window too, not only the windows opened later; and it closes with its bridge window.
 #[test]
 fn a_window_open_at_start_gets_its_own_window() {
+    let _turn = EVENT_LOOP.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let options = Options::default().own_window::<app::ReportDetails>(OwnWindow::new("report.html"));
     let (app, page) = app_with(COMMANDS, options);
     let handle = app.handle().clone();

@@ -21,8 +21,8 @@
 //! `plugin:bridge|call`, which runs as the user: versions and `stale_state` work as in the egui
 //! example. "Confirm order" and each "Report Details" open as their own Tauri windows
 //! (`dialog.html`, `report.html`), labelled with the bridge window's id; an agent's
-//! `{winId}__focus` raises them. The app's one command of its own, `set_user_confirms`, is the
-//! "Only I confirm orders" switch.
+//! `{winId}__focus` raises them. The app's own two commands, `set_user_confirms` and
+//! `user_confirms`, are the "Only I confirm orders" switch (allowed to the main window only).
 
 #[path = "../../order_editor/app.rs"]
 #[allow(dead_code)]
