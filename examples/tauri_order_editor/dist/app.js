@@ -359,10 +359,7 @@ async function onChanged(event) {
       renderWindow(win);
     }
   }
-  if (PAGE === 'main') {
-    refreshJournal();
-    refreshUserConfirms();
-  }
+  if (PAGE === 'main') refreshUserConfirms();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -373,8 +370,6 @@ function noteAgentCall(call) {
   const age = call.ageMs ?? 0;
   agentMark = { ...call, until: Date.now() + Math.max(0, HIGHLIGHT_MS - age) };
   markAgent();
-  // A refused call changes no window (no `bridge://changed`) but is journaled.
-  if (PAGE === 'main') refreshJournal();
   setTimeout(markAgent, HIGHLIGHT_MS + 50);
 }
 
@@ -458,8 +453,13 @@ function journalRow(entry) {
 }
 
 let journalBusy = false;
+let journalAgain = false;
 async function refreshJournal() {
-  if (journalBusy) return;
+  // One read at a time; an event during a read asks for one more after it (none is lost).
+  if (journalBusy) {
+    journalAgain = true;
+    return;
+  }
   journalBusy = true;
   try {
     // The newest entry again: identical refusals in a row are folded into it (its count grows).
@@ -478,6 +478,10 @@ async function refreshJournal() {
     // The bridge stopped.
   } finally {
     journalBusy = false;
+  }
+  if (journalAgain) {
+    journalAgain = false;
+    refreshJournal();
   }
 }
 
@@ -528,10 +532,9 @@ function setupMain() {
   });
   refreshUserConfirms();
   refreshJournal();
-  // Events bring most entries (bridge://changed, bridge://agent-call); a call that changed
-  // nothing and was not an agent's (a user's refused edit, in this or another window) brings
-  // none, so the panel also looks once a second (only entries after the last one it has).
-  setInterval(refreshJournal, 1000);
+  // Every journal append is an event (bridge://journal): the panel never polls, so the page
+  // idles like one without bridge.
+  bridge.onJournal(() => refreshJournal()).catch((e) => status(errorText(e), false));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -53,6 +53,9 @@ export const mcpConfig = () => invoke('mcp_config');
 /** The event emitted after each change: `{generation, changed, closed, toolsChanged, operableChanged}`. */
 export const CHANGED_EVENT = 'bridge://changed';
 
+/** The event emitted after each journal append: `{seq}`, the newest entry's. */
+export const JOURNAL_EVENT = 'bridge://journal';
+
 /** The event emitted after each agent call, changed anything or not: `{tool, windowId, action, ok, seq, ageMs}`. */
 export const AGENT_CALL_EVENT = 'bridge://agent-call';
 
@@ -82,3 +85,9 @@ export const onChanged = (handler) => listen(CHANGED_EVENT, handler);
  * changed nothing, such as a `focus`. Resolves with a function that stops listening.
  */
 export const onAgentCall = (handler) => listen(AGENT_CALL_EVENT, handler);
+
+/**
+ * Calls `handler({seq})` after each journal append (for a journal panel: re-read
+ * `journal(lastSeq - 1)`). Resolves with a function that stops listening.
+ */
+export const onJournal = (handler) => listen(JOURNAL_EVENT, handler);
