@@ -94,10 +94,11 @@ pub(crate) enum Message {
     /// `initialize`: starts the 2025-11-25 lifecycle, once per connection; `ui`: its client
     /// capabilities declare MCP Apps.
     Initialize { id: RequestId, ui: bool },
-    /// `ping` or `server/discover`: allowed before the lifecycle starts, in no order.
-    Unordered,
-    /// Any other request. `ordered`: it reads or changes state and takes a ticket
-    /// ([`super::order`]); `meta`: what its inline 2026-07-28 request metadata says.
+    /// `ping` or `server/discover`: allowed before the lifecycle starts, in no order (its id
+    /// is still tracked: no other request in flight may share it).
+    Unordered { id: RequestId },
+    /// Any other request. `ordered`: it reads or changes state and takes a ticket that orders
+    /// it ([`super::order`]), else one that only tracks its id; `meta`: what its inline 2026-07-28 request metadata says.
     Request { id: RequestId, ordered: bool, meta: InlineMeta },
     /// A notification; `cancels`: the request a `notifications/cancelled` names.
     Notification { cancels: Option<RequestId> },
@@ -140,7 +141,9 @@ fn message(message: ClientJsonRpcMessage) -> Message {
                     let ui = super::apps::capabilities_support_ui(Some(&init.params.capabilities));
                     return Message::Initialize { id: request.id, ui };
                 }
-                ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => return Message::Unordered,
+                ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => {
+                    return Message::Unordered { id: request.id };
+                }
                 ClientRequest::CallToolRequest(_)
                 | ClientRequest::ListToolsRequest(_)
                 | ClientRequest::ReadResourceRequest(_)

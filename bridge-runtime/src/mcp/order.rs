@@ -104,6 +104,10 @@ struct Ticket {
     /// The pre-layer's answer, written when no earlier ticket remains (such a ticket is
     /// [`State::Done`] from the start and never matches an outgoing answer).
     held: Option<Vec<u8>>,
+    /// Tracks the id of a request in no order (`ping`, `server/discover`, a long-lived
+    /// `subscriptions/listen`): [`State::Done`] from the start, it holds back neither requests
+    /// nor the pre-layer's answers, and goes when its answer passes the writer.
+    unordered: bool,
 }
 
 /// The request tickets of one connection, in arrival order.
@@ -149,17 +153,24 @@ impl CallOrder {
 
     /// Takes a ticket for the request `id`, read from the wire just now.
     pub(crate) fn admit(&self, id: &RequestId) -> Admit {
-        self.push(id, State::Unclaimed)
+        self.push(id, State::Unclaimed, false)
     }
 
     /// Takes a ticket for the request `id` that holds no later request back (an `initialize`,
     /// which rmcp answers itself before any handler runs): it only keeps the pre-layer's
     /// answers read after it waiting for its answer.
     pub(crate) fn admit_done(&self, id: &RequestId) -> Admit {
-        self.push(id, State::Done)
+        self.push(id, State::Done, false)
     }
 
-    fn push(&self, id: &RequestId, state: State) -> Admit {
+    /// Takes a ticket for the request `id` that is in no order (a `ping`): it only keeps its id
+    /// from being reused while the request is in flight, so that its answer and another
+    /// request's never share an id.
+    pub(crate) fn admit_unordered(&self, id: &RequestId) -> Admit {
+        self.push(id, State::Done, true)
+    }
+
+    fn push(&self, id: &RequestId, state: State, unordered: bool) -> Admit {
         let mut tickets = self.lock();
         if let Some(original) = tickets.iter_mut().find(|t| &t.id == id) {
             original.duplicates = original.duplicates.saturating_add(1);
@@ -175,6 +186,7 @@ impl CallOrder {
             duplicates: 0,
             wake: Arc::new(Notify::new()),
             held: None,
+            unordered,
         });
         self.tracked.store(tickets.len(), Ordering::Relaxed);
         Admit::Queued
@@ -188,7 +200,7 @@ impl CallOrder {
             original.duplicates = original.duplicates.saturating_add(1);
             return Hold::Duplicate;
         }
-        if tickets.is_empty() {
+        if tickets.iter().all(|t| t.unordered) {
             return Hold::Now(line);
         }
         if tickets.len() >= MAX_QUEUED_CALLS {
@@ -201,16 +213,19 @@ impl CallOrder {
             duplicates: 0,
             wake: Arc::new(Notify::new()),
             held: Some(line),
+            unordered: false,
         });
         self.tracked.store(tickets.len(), Ordering::Relaxed);
         Hold::Held
     }
 
-    /// Takes the held answers at the front of the queue (no earlier ticket remains), each with
-    /// the duplicate errors held on it.
+    /// Takes the held answers at the front of the queue (no earlier ticket remains but those
+    /// of unordered requests), each with the duplicate errors held on it.
     fn release_front(&self, tickets: &mut VecDeque<Ticket>, out: &mut Vec<Release>) {
-        while tickets.front().is_some_and(|t| t.held.is_some()) {
-            let Some(mut gone) = self.remove(tickets, 0) else { break };
+        while let Some(front) = tickets.iter().position(|t| !t.unordered)
+            && tickets[front].held.is_some()
+        {
+            let Some(mut gone) = self.remove(tickets, front) else { break };
             if let Some(line) = gone.held.take() {
                 out.push(Release::Line(line));
             }

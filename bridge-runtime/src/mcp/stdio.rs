@@ -13,7 +13,7 @@
 //!   `subscriptions/listen`) takes a ticket as its line is read ([`CallOrder`]); its handler
 //!   runs only when every such request read before it is done, and not at all if it was
 //!   cancelled (`notifications/cancelled`) before its turn. A request reusing the id of one in
-//!   flight gets `-32600` right after that one's answer. The pre-layer's own answers to
+//!   flight (any request: a `ping` too) gets `-32600` right after that one's answer. The pre-layer's own answers to
 //!   requests (a `tools/call` too deep to read, a lifecycle refusal) keep their turn too: each
 //!   is written after the answers to the requests read before it ([`CallOrder::hold`]).
 //! - **Lifecycle**: before the session starts only `ping` and `server/discover` are served;
@@ -294,8 +294,10 @@ enum Refusal {
 ///   takes a ticket that holds no request back, [`CallOrder::admit_done`]): a connection has
 ///   one lifecycle, and rmcp would run the handshake again on a live session.
 ///
-/// The order: a request that reads or changes state takes a ticket ([`CallOrder::admit`]); a
-/// duplicate id is refused with `-32600` once the original is answered; beyond the cap, busy.
+/// The order: a request that reads or changes state takes a ticket ([`CallOrder::admit`]),
+/// any other request one that only tracks its id ([`CallOrder::admit_unordered`]: a `ping`
+/// must not take the answer of a `tools/call` with its id); a duplicate id is refused with
+/// `-32600` once the original is answered; beyond the cap, busy.
 fn admit(message: &Message, lifecycle: &mut Lifecycle, order: &CallOrder) -> Result<(), Refusal> {
     match message {
         Message::Initialize { id, .. } if lifecycle.started => Err(Refusal::InTurn(
@@ -313,7 +315,7 @@ fn admit(message: &Message, lifecycle: &mut Lifecycle, order: &CallOrder) -> Res
             let _ = order.admit_done(id);
             Ok(())
         }
-        Message::Unordered => Ok(()),
+        Message::Unordered { id } => admitted(id, order.admit_unordered(id)),
         Message::Notification { .. } | Message::Response if !lifecycle.started => {
             tracing::debug!("a notification or response before the session started, dropped");
             Err(Refusal::Drop)
@@ -348,16 +350,18 @@ fn admit(message: &Message, lifecycle: &mut Lifecycle, order: &CallOrder) -> Res
                     }
                 }
             }
-            if !ordered {
-                return Ok(());
-            }
-            match order.admit(id) {
-                Admit::Queued => Ok(()),
-                Admit::Busy => Err(Refusal::Answer(error_line(Some(id), &busy()))),
-                // Its error is written after the original's answer (see `write_loop`).
-                Admit::Duplicate => Err(Refusal::Drop),
-            }
+            admitted(id, if *ordered { order.admit(id) } else { order.admit_unordered(id) })
         }
+    }
+}
+
+/// The pre-layer's part in a ticket's outcome for request `id`.
+fn admitted(id: &RequestId, admit: Admit) -> Result<(), Refusal> {
+    match admit {
+        Admit::Queued => Ok(()),
+        Admit::Busy => Err(Refusal::Answer(error_line(Some(id), &busy()))),
+        // Its error is written after the original's answer (see `write_loop`).
+        Admit::Duplicate => Err(Refusal::Drop),
     }
 }
 

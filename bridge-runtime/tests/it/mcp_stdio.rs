@@ -232,6 +232,32 @@ async fn a_duplicate_id_is_refused_not_queued() {
     assert_eq!(client.marks(3).await, "marks: [z]");
 }
 
+// A `ping` (answered by rmcp at once, in no order) with the id of a call in flight is a
+// duplicate too: the call's result first, then the ping's -32600 (the ping's answer used to
+// take the call's place, so the client read `{}` as its call's result and never got the
+// call's). A ping with a fresh id is answered at once, not held behind the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ping_reusing_a_calls_id_is_a_duplicate_not_its_answer() {
+    let mut client = Client::start();
+    client.handshake().await;
+    let ping = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+    client.write(&[call(1, "g__hold", json!({})), ping(1), ping(2)]).await;
+    let answer = client.answer().await;
+    assert_eq!(answer["id"], json!(2), "the fresh ping waits for nothing: {answer}");
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    client.gate.store(true, Ordering::SeqCst);
+    let answer = client.answer().await;
+    assert_eq!(answer["id"], json!(1));
+    assert_eq!(answer["result"]["isError"], json!(false), "the call's own result: {answer}");
+    let answer = client.answer().await;
+    assert_eq!(answer["id"], json!(1));
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    // The id is free again once answered.
+    client.write(&[ping(1)]).await;
+    let answer = client.answer().await;
+    assert_eq!((answer["id"].clone(), answer["result"].clone()), (json!(1), json!({})), "{answer}");
+}
+
 // Bounded queue: beyond the cap of calls waiting or running on one connection, a call gets a
 // busy error with its id at once; after the queue drains, calls run again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
