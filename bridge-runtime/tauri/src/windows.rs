@@ -171,25 +171,29 @@ impl<R: Runtime> Mirror<R> {
             return;
         }
         let url = format!("{}?window={id}", config.page);
-        let mut builder = WebviewWindowBuilder::new(&self.app, id, WebviewUrl::App(url.into())).title(&state.title);
-        if let Some((width, height)) = config.size {
-            builder = builder.inner_size(width, height);
-        }
+        let new_builder = || {
+            let builder =
+                WebviewWindowBuilder::new(&self.app, id, WebviewUrl::App(url.clone().into())).title(&state.title);
+            match config.size {
+                Some((width, height)) => builder.inner_size(width, height),
+                None => builder,
+            }
+        };
         let parent = state
             .owner_id
             .as_deref()
             .filter(|owner| self.owned.contains(owner))
             .or(config.parent.as_deref())
             .and_then(|label| self.app.get_webview_window(label));
-        if let Some(parent) = &parent {
-            builder = match builder.parent(parent) {
-                Ok(b) => b,
-                Err(e) => {
-                    tracing::warn!(window = %id, error = %e, "could not make the window transient for its owner");
-                    return;
-                }
-            };
-        }
+        let builder = match &parent {
+            None => new_builder(),
+            Some(parent) => new_builder().parent(parent).unwrap_or_else(|e| {
+                // Shown without a parent rather than not at all: a modal nobody can see would
+                // leave its owner blocked.
+                tracing::warn!(window = %id, error = %e, "could not make the window transient for its owner");
+                new_builder()
+            }),
+        };
         // Registered before the page loads, so its first `call` is already scoped.
         self.owned.lock().insert(id.to_owned(), config.on_close.clone());
         match builder.build() {
