@@ -24,10 +24,12 @@ Each test names issue 21 and the GB requirements it proves.
 import importlib.util
 import json
 import os
+import select
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -719,3 +721,104 @@ async def test_an_mcp_host_starts_the_app_over_stdio(xvfb, tmp_path):
             display = type("Display", (), {"env": env})
             await until(lambda: x_windows(display, "^Order Editor$") and x_windows(display, "^Report Details$"),
                         "the app's windows on the X server")
+
+
+def wm_close(env: dict, window: str) -> None:
+    """Sends X window `window` the window manager's close (`WM_PROTOCOLS` / `WM_DELETE_WINDOW`,
+    what a close button or Alt+F4 sends; Xvfb runs no window manager to send it)."""
+    script = r"""
+import ctypes, sys
+x = ctypes.cdll.LoadLibrary("libX11.so.6")
+x.XOpenDisplay.restype = ctypes.c_void_p
+x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+x.XInternAtom.restype = ctypes.c_ulong
+x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+class ClientMessage(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("serial", ctypes.c_ulong), ("send_event", ctypes.c_int),
+                ("display", ctypes.c_void_p), ("window", ctypes.c_ulong), ("message_type", ctypes.c_ulong),
+                ("format", ctypes.c_int), ("l", ctypes.c_long * 5)]
+class Event(ctypes.Union):
+    _fields_ = [("xclient", ClientMessage), ("pad", ctypes.c_long * 24)]
+x.XSendEvent.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long, ctypes.POINTER(Event)]
+x.XFlush.argtypes = [ctypes.c_void_p]
+x.XCloseDisplay.argtypes = [ctypes.c_void_p]
+d = x.XOpenDisplay(None)
+assert d, "no X display"
+ev = Event()
+ev.xclient.type = 33  # ClientMessage
+ev.xclient.window = int(sys.argv[1])
+ev.xclient.message_type = x.XInternAtom(d, b"WM_PROTOCOLS", 0)
+ev.xclient.format = 32
+ev.xclient.l[0] = x.XInternAtom(d, b"WM_DELETE_WINDOW", 0)
+assert x.XSendEvent(d, int(sys.argv[1]), 0, 0, ctypes.byref(ev))
+x.XFlush(d)
+x.XCloseDisplay(d)
+"""
+    subprocess.run([sys.executable, "-c", script, window], env=env, check=True, timeout=30)
+
+
+class StdioApp:
+    """The app as an MCP host starts it (`--mcp-stdio`), its stdin and stdout raw pipes."""
+
+    def __init__(self, xvfb):
+        self.env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "WAYLAND_SOCKET", "BRIDGE_MCP_TOKEN")}
+        self.env.update(DISPLAY=xvfb.display, **WEBKIT_ENV)
+        self.proc = subprocess.Popen(gui.dying_with_us([app_bin(), "--mcp-stdio", "--rows", "100"]), env=self.env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def request(self, id_: int, method: str, params: dict) -> dict:
+        line = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
+        self.proc.stdin.write((json.dumps(line) + "\n").encode())
+        self.proc.stdin.flush()
+        ready, _, _ = select.select([self.proc.stdout], [], [], STARTUP_TIMEOUT)
+        assert ready, f"no answer to {method}"
+        answer = json.loads(self.proc.stdout.readline())
+        assert answer["id"] == id_, answer
+        return answer
+
+    async def started(self) -> None:
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "host", "version": "1"}}
+        assert "result" in self.request(1, "initialize", init)
+        self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        self.proc.stdin.flush()
+        await until(lambda: x_windows(self, "^Order Editor$") and x_windows(self, "^Report Details$"),
+                    "the app's windows on the X server", timeout=STARTUP_TIMEOUT)
+
+    def exit_status(self, timeout: float = 30.0) -> int | None:
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+async def test_the_app_exits_when_its_mcp_host_closes_stdin(xvfb):
+    """Issue 21 (MCP over stdio): MCP's stdio lifecycle ends a server by closing its stdin; the
+    app then exits by itself, status 0, rather than leave its windows behind for every restart of
+    the host's server."""
+    app = StdioApp(xvfb)
+    try:
+        await app.started()
+        assert app.request(2, "ping", {})["result"] == {}
+        app.proc.stdin.close()
+        assert app.exit_status() == 0
+    finally:
+        app.close()
+
+
+async def test_closing_the_editor_quits_the_app(xvfb):
+    """Issue 21 (the window manager's close): closing the main window quits the app, as in the
+    egui example, even with "Report Details" still open in its own window; the Order Editor is
+    never left open to agents with no window showing it."""
+    app = StdioApp(xvfb)
+    try:
+        await app.started()
+        [editor] = x_windows(app, "^Order Editor$")
+        wm_close(app.env, editor)
+        assert app.exit_status() == 0
+    finally:
+        app.close()

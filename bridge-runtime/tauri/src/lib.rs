@@ -44,7 +44,8 @@
 //! Over stdio with [`Options::stdio`], for an app an MCP host starts: the MCP stream keeps the
 //! process's original stdin and stdout (moved to private descriptors before the first web view
 //! starts), while fd 1 points at stderr and fd 0 at `/dev/null` for everything else, the web
-//! view's helper processes included.
+//! view's helper processes included. The app exits when the host closes the stream (end of
+//! stdin), as MCP's stdio lifecycle expects.
 //!
 //! # The page's API
 //!
@@ -238,7 +239,9 @@ impl Options {
     /// first web view starts, the plugin moves the MCP stream to private descriptors and points
     /// fd 1 at stderr and fd 0 at `/dev/null`, so nothing the app or the web view's helper
     /// processes print reaches the stream (Unix only: elsewhere the start fails with
-    /// [`Error::Stdio`]). When the host closes the stream, the app goes on; the user closes it.
+    /// [`Error::Stdio`]). When the host closes the stream (end of stdin: how MCP's stdio
+    /// lifecycle ends a server), the app exits ([`tauri::AppHandle::exit`] with status 0), so a
+    /// host that restarts its server never piles up app instances.
     pub fn stdio(mut self) -> Self {
         self.stdio = true;
         self
@@ -486,7 +489,9 @@ fn start<R: Runtime>(app: &tauri::AppHandle<R>, builder: BridgeBuilder, options:
     let mirror = Arc::new(windows::Mirror::new(app.clone(), bridge.clone(), windows::Kinds(own), owned));
 
     let server = bridge.clone();
+    let exit = app.clone();
     tauri::async_runtime::spawn(async move {
+        let stdio = matches!(serve, Serve::Stdio(_));
         let served = match serve {
             Serve::Http { listener, secret, .. } => match tokio::net::TcpListener::from_std(listener) {
                 Ok(listener) => bridge_runtime::mcp::serve_http_on_with(server, listener, http.token(secret)).await,
@@ -498,7 +503,11 @@ fn start<R: Runtime>(app: &tauri::AppHandle<R>, builder: BridgeBuilder, options:
             }
         };
         match served {
-            Ok(()) => tracing::info!("the MCP connection ended; the app goes on"),
+            Ok(()) if stdio => {
+                tracing::info!("the MCP host closed stdin; the app exits");
+                exit.exit(0);
+            }
+            Ok(()) => tracing::info!("the MCP server ended"),
             Err(e) => tracing::error!(error = %e, "the MCP server stopped"),
         }
     });

@@ -149,6 +149,14 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     tauri::Builder::default()
         .plugin(tauri_plugin_bridge::init(builder, options))
         .invoke_handler(tauri::generate_handler![set_user_confirms, user_confirms])
+        // Closing the editor quits the app, as in the egui example: the Order Editor is only
+        // ever operated where the user can see it (a report still open in its own window
+        // would otherwise keep the app, and the editor's tools, alive with no editor shown).
+        .on_window_event(|window, event| {
+            if window.label() == MAIN_WINDOW && matches!(event, tauri::WindowEvent::Destroyed) {
+                window.app_handle().exit(0);
+            }
+        })
         .setup(move |app| {
             // The plugin's setup ran before this one: it serves by now.
             match app.mcp_config().url {
