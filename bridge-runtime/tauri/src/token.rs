@@ -54,7 +54,8 @@ fn check(token: &str, source: TokenSource, path: Option<&Path>) -> Result<(), Er
             (TokenSource::File, Some(p)) => format!("the token file {}", p.display()),
             (TokenSource::File, None) => "the token file".to_owned(),
         };
-        return Err(Error::Token(format!("{from}: the MCP token must be 16 to 1,024 visible ASCII characters")));
+        let fix = if source == TokenSource::File { " (correct it, or delete the file for a new one)" } else { "" };
+        return Err(Error::Token(format!("{from}: the MCP token must be 16 to 1,024 visible ASCII characters{fix}")));
     }
     Ok(())
 }
@@ -91,6 +92,11 @@ fn from_file(path: &Path) -> Result<String, Error> {
                 }
             }
             let text = private::read(path).map_err(io)?;
+            if text.trim().is_empty() {
+                // What an interrupted first start of an older version left: no token to keep.
+                tracing::warn!(path = %path.display(), "the MCP token file was empty; wrote a new token");
+                return create(path, true);
+            }
             Ok(text.trim().to_owned())
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => create(path, false),
@@ -98,9 +104,12 @@ fn from_file(path: &Path) -> Result<String, Error> {
     }
 }
 
-/// Writes a new token to `path`, readable by this user only: a new file (`replace` false: it
-/// must not exist), or (`replace`) a new file renamed over the old one, so nobody who could
-/// read the old file can read the new token.
+/// Writes a new token to `path`, readable by this user only. The token is written and synced
+/// to a temporary file beside it first, which then takes `path`'s place whole, so a crash or a
+/// full disk never leaves a partial token behind: linked as `path` when it must not exist yet
+/// (`replace` false; if another instance of the app created it meanwhile, that one's token is
+/// read), or renamed over the old file (`replace`), so nobody who could read the old file can
+/// read the new token.
 fn create(path: &Path, replace: bool) -> Result<String, Error> {
     let io = |e| Error::Io(path.to_owned(), e);
     if let Some(dir) = path.parent() {
@@ -109,20 +118,23 @@ fn create(path: &Path, replace: bool) -> Result<String, Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| Error::Token(format!("no randomness for a token: {e}")))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let target = if replace { path.with_extension(format!("new-{:08x}", std::process::id())) } else { path.to_owned() };
+    let mut temp = path.as_os_str().to_owned();
+    temp.push(format!(".new-{:08x}", std::process::id()));
+    let temp = PathBuf::from(temp);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&target).map_err(io)?;
+    let mut file = options.open(&temp).map_err(io)?;
     let written = file.write_all(token.as_bytes()).and_then(|()| file.sync_all());
-    if replace {
-        if let Err(e) = written.and_then(|()| std::fs::rename(&target, path)) {
-            let _ = std::fs::remove_file(&target);
-            return Err(io(e));
-        }
-    } else {
-        written.map_err(io)?;
+    drop(file);
+    let placed =
+        written.and_then(|()| if replace { std::fs::rename(&temp, path) } else { std::fs::hard_link(&temp, path) });
+    let _ = std::fs::remove_file(&temp);
+    match placed {
+        Ok(()) => {}
+        Err(e) if !replace && e.kind() == std::io::ErrorKind::AlreadyExists => return from_file(path),
+        Err(e) => return Err(io(e)),
     }
     tracing::info!(path = %path.display(), "generated the MCP access token");
     Ok(token)
@@ -244,6 +256,28 @@ mod tests {
         assert!(err.to_string().contains("not a regular file"), "{err}");
         assert_eq!(std::fs::metadata(&target).expect("there").permissions().mode() & 0o777, 0o644);
         assert_eq!(std::fs::read_to_string(&target).expect("there"), "someone-elses-secret-value");
+    }
+
+    /// An empty token file (a first start interrupted by an older version) gets a new token; a
+    /// token file with a bad token fails the start, saying how to fix it (issue 21 trial: the
+    /// error did not say, and the first start wrote the file in place).
+    #[cfg(unix)]
+    #[test]
+    fn an_empty_token_file_is_refilled_and_a_bad_one_says_how_to_fix_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("mcp-token");
+        std::fs::write(&path, "\n").expect("written");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let token = from_file(&path).expect("refilled");
+        assert_eq!(token.len(), 64);
+        assert_eq!(std::fs::read_to_string(&path).expect("there"), token);
+        std::fs::write(&path, "short").expect("written");
+        let read = from_file(&path).expect("read");
+        let err = check(&read, TokenSource::File, Some(&path)).expect_err("too short");
+        assert!(err.to_string().contains("delete the file for a new one"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).expect("left alone"), "short");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("listed").count(), 1, "no temporary file left");
     }
 
     /// An empty `BRIDGE_MCP_TOKEN` is taken as unset (the file is used), and a bad token's
