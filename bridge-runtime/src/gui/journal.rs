@@ -149,7 +149,8 @@ pub struct JournalEntry {
     /// parameter marked `#[bridge(sensitive)]` does too (a `Secret<…>` field of a
     /// `#[bridge(args)]` struct, of an object parameter, a map's values and an enum variant's
     /// likewise, at any depth). The value of a key the schema does not declare (a misspelled
-    /// parameter, refused by validation) is masked too. When the tool's action is unknown (no
+    /// parameter, refused by validation) is masked too, and so is a value of a JSON type its
+    /// schema does not declare (a string sent as `expectedVersion`). When the tool's action is unknown (no
     /// such window or action), every value is masked. Past
     /// [`JournalLimits::max_argument_bytes`] this is a JSON string holding the first bytes of
     /// the masked arguments as compact JSON. `null` for operations other than calls.
@@ -413,7 +414,7 @@ impl Masker<'_> {
             return Value::Null;
         }
         let parts = self.parts(schema);
-        if depth > MASK_DEPTH || parts.iter().any(|p| write_only(p)) {
+        if depth > MASK_DEPTH || parts.iter().any(|p| write_only(p)) || of_no_declared_type(value, &parts) {
             return self.mask();
         }
         match value {
@@ -459,6 +460,35 @@ impl Masker<'_> {
     fn all(&mut self, value: &Value, subs: &[&Schema], depth: usize) -> Value {
         subs.iter().fold(value.clone(), |v, sub| self.value(&v, sub, depth + 1))
     }
+}
+
+/// Whether `value`'s JSON type is none of those the schemas `parts` declare (`type`), when any
+/// declares one: a string sent as `expectedVersion` or as a number parameter is refused by
+/// validation, but journaled, and nothing says it is not a secret sent in the wrong place.
+fn of_no_declared_type(value: &Value, parts: &[&Schema]) -> bool {
+    let accepts = |ty: &str| match ty {
+        "string" => value.is_string(),
+        "integer" => value.as_f64().is_some_and(|n| n.fract() == 0.0),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "null" => value.is_null(),
+        _ => true,
+    };
+    let mut typed = false;
+    for ty in parts.iter().filter_map(|p| p.get("type")) {
+        typed = true;
+        let accepted = match ty {
+            Value::String(ty) => accepts(ty),
+            Value::Array(tys) => tys.iter().any(|t| t.as_str().is_none_or(accepts)),
+            _ => true,
+        };
+        if accepted {
+            return false;
+        }
+    }
+    typed
 }
 
 /// Whether the schemas `parts` describe only objects or arrays (properties, additional

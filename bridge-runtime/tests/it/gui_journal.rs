@@ -533,6 +533,32 @@ fn a_structure_sent_as_a_scalar_is_masked() {
     assert_eq!(app.journal().last().map(|e| e.arguments["pin"].clone()), Some(Value::Null), "null is not a secret");
 }
 
+// A value of a JSON type its schema does not declare is masked: a secret sent as
+// `expectedVersion` (a string where an integer goes) or as a string parameter's number is
+// refused, but was journaled in clear (issue 21 trial); a well-typed version is kept.
+#[test]
+fn a_value_of_an_undeclared_type_is_masked() {
+    let mut app = app();
+    let card = json!({"number": "1", "holder": "h"});
+    app.call("w-1__pay", json!({"card": card, "note": "n", "expectedVersion": "S3CRET-PIN-4242"}))
+        .expect_err(ErrorCode::ValidationFailed);
+    let entry = app.journal().last().expect("an entry");
+    assert_eq!(entry.arguments["expectedVersion"], "••••••");
+    assert_eq!(entry.arguments["card"]["holder"], "h", "well-typed values stay");
+    app.call("w-1__pay", json!({"card": card, "note": 4242_4242, "expectedVersion": 1.5}))
+        .expect_err(ErrorCode::ValidationFailed);
+    let entry = app.journal().last().expect("an entry");
+    assert_eq!(
+        (entry.arguments["note"].clone(), entry.arguments["expectedVersion"].clone()),
+        (json!("••••••"), json!("••••••"))
+    );
+    let version = app.version("w-1");
+    app.call("w-1__pay", json!({"card": card, "note": "n", "expectedVersion": version})).expect_ok();
+    assert_eq!(app.journal().last().map(|e| e.arguments["expectedVersion"].clone()), Some(json!(version)));
+    let text = serde_json::to_string(&app.journal().since(0)).unwrap();
+    assert!(!text.contains("S3CRET") && !text.contains("42424242"), "{text}");
+}
+
 /// A sink that fails with "disk full" while the flag is set, and otherwise keeps every entry it
 /// takes.
 #[allow(clippy::type_complexity)]
