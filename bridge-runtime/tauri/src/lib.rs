@@ -51,7 +51,10 @@
 //!
 //! Commands (`invoke('plugin:bridge|NAME', args)`; `guest-js/index.js` wraps them). Each runs on
 //! Tauri's async runtime, never on the main thread; those that touch the UI take the bridge's
-//! turn like an agent's call. Every rejection is an object with a `code` and a `message`:
+//! turn like an agent's call. Every rejection of the plugin's is an object with a `code` and a
+//! `message`; Tauri itself rejects, with a plain string and before the plugin sees the call, a
+//! command the page's capability does not allow and arguments its IPC cannot decode (nested
+//! deeper than serde_json's recursion limit):
 //!
 //! | command | arguments | resolves with | rejects with |
 //! | --- | --- | --- | --- |
@@ -80,8 +83,10 @@
 //! theirs), titled with its title, transient for its owner's Tauri window, and closed when the
 //! bridge window closes. The window manager's close button never closes one by itself: it asks
 //! the bridge ([`OnClose`]: close the bridge window, run an action as the user such as
-//! `cancel`, or keep it). A page in such a window is scoped to it: `call` and `undo` act on its
-//! own bridge window only. [`Options::focus_action`] names the action that raises a window
+//! `cancel`, or keep it). A page in such a window is scoped to it: `call` of another window's
+//! tool or an app-level one is refused with `action_not_available` (as if not listed), `undo`
+//! and `can_undo` of another window with [`CommandError`] `out_of_scope`. Scope limits what the
+//! page does, not what it reads: `windows` (masked) and `journal` still show everything. [`Options::focus_action`] names the action that raises a window
 //! (GB-5.3-1 reserves no names): after an agent's successful call of it, the plugin raises the
 //! window's own Tauri window.
 //!
