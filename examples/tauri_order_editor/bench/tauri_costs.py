@@ -39,7 +39,10 @@ from pathlib import Path
 warnings.filterwarnings("ignore", "resources/subscribe is removed")
 
 IDLE_S = 10
-SETTLE_S = 3.0
+# After start-up, before measuring idle: the example opens two web views at start (the editor and
+# the "Report Details" window open at start, in its own Tauri window), the second's page loads
+# after the first's, and on a loaded 2-core machine both take several seconds to settle.
+SETTLE_S = float(os.environ.get("BENCH_SETTLE_S", "15"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "2"))
 SAMPLES = 40
 WARMUP = 5
@@ -150,7 +153,8 @@ def idle_cpu(display: str, argv: list[str], ready, workdir: Path) -> dict:
 
 async def idle_attribution(display: str, workdir: Path) -> dict:
     """Where the example's idle CPU goes: its tree under tauri-driver as started, then after the
-    page's timers (the journal panel's 1 s refresh) are cleared through WebDriver."""
+    page's timers (none left since the journal panel follows `bridge://journal`) are cleared
+    through WebDriver."""
     session = tauri_test.Session(display, workdir, [])
     try:
         await session.started()
