@@ -15,7 +15,7 @@ use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{INVOKE_KEY, MockRuntime, mock_builder, mock_context, noop_assets};
 use tauri::utils::acl::ExecutionContext;
 use tauri::webview::InvokeRequest;
-use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+use tauri::{App, AppHandle, WebviewWindow, WebviewWindowBuilder};
 use tauri::{Listener, Manager};
 use tauri_plugin_bridge::{AGENT_CALL_EVENT, BridgeExt, CHANGED_EVENT, JOURNAL_EVENT, OnClose, Options, OwnWindow};
 
@@ -386,6 +386,26 @@ fn a_title_only_change_names_the_window() {
 /// one process at once can hang the test binary, so they take turns.
 static EVENT_LOOP: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Runs the mock runtime's event loop on this thread (its windows are created there) and
+/// `test` beside it on another, with the app's handle; the loop ends when `test` has destroyed
+/// every window, and `test`'s panic is this thread's. Takes [`EVENT_LOOP`]'s turn.
+fn with_event_loop(app: App<MockRuntime>, test: impl FnOnce(&AppHandle<MockRuntime>) + Send + 'static) {
+    let _turn = EVENT_LOOP.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let handle = app.handle().clone();
+    let test = std::thread::spawn(move || {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| test(&handle)));
+        // The mock event loop ends when its last window is gone.
+        for window in handle.webview_windows().into_values() {
+            let _ = window.destroy();
+        }
+        outcome
+    });
+    app.run_return(|_, _| {});
+    if let Err(panic) = test.join().expect("the test thread ends") {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 /// Waits (up to 30 s) until `f` holds; the plugin's event task works beside the test.
 fn eventually(what: &str, f: impl Fn() -> bool) {
     for _ in 0..3000 {
@@ -403,75 +423,54 @@ fn eventually(what: &str, f: impl Fn() -> bool) {
 /// bridge window does. The mock runtime's event loop runs on this thread, the test beside it.
 #[test]
 fn an_own_window_opens_scoped_and_closes_with_its_bridge_window() {
-    let _turn = EVENT_LOOP.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let options = Options::default().own_window::<app::ConfirmOrder>(
         OwnWindow::new("dialog.html").size(420.0, 260.0).on_close(OnClose::Call("cancel".into())),
     );
     let (app, page) = app_with(COMMANDS, options);
-    let handle = app.handle().clone();
-    let test = std::thread::spawn(move || {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            assert_eq!(invoke(&page, "scope", json!({})).expect("scope"), Value::Null, "the main page is not scoped");
-            for (field, value) in [("recipient", "Ann"), ("amount", "10")] {
-                invoke(
-                    &page,
-                    "call",
-                    json!({"name": "w-A__edit_field", "arguments": {"field": field, "value": value}}),
-                )
+    with_event_loop(app, move |handle| {
+        assert_eq!(invoke(&page, "scope", json!({})).expect("scope"), Value::Null, "the main page is not scoped");
+        for (field, value) in [("recipient", "Ann"), ("amount", "10")] {
+            invoke(&page, "call", json!({"name": "w-A__edit_field", "arguments": {"field": field, "value": value}}))
                 .expect("an edit");
-            }
-            let submit = || -> String {
-                let submitted =
-                    invoke(&page, "call", json!({"name": "w-A__submit", "arguments": {}})).expect("submits");
-                let dialog = submitted["openedWindowIds"][0].as_str().expect("the dialog's id").to_owned();
-                eventually("the dialog's Tauri window opens", || handle.get_webview_window(&dialog).is_some());
-                dialog
-            };
-            let dialog = submit();
-            let window = handle.get_webview_window(&dialog).expect("open");
-            // (The mock runtime keeps no titles: the WebDriver test under Xvfb sees the real one.)
-            assert!(handle.get_webview_window("w-C").is_none(), "reports were not asked for");
-
-            assert_eq!(invoke(&window, "scope", json!({})).expect("scope"), json!({"windowId": dialog}));
-            let err = invoke(
-                &window,
-                "call",
-                json!({"name": "w-A__edit_field", "arguments": {"field": "amount", "value": "99"}}),
-            )
-            .expect_err("another window's tool");
-            assert_eq!(err["code"], "action_not_available");
-            let err = invoke(&window, "undo", json!({"windowId": "w-A"})).expect_err("another window");
-            assert_eq!(err["code"], "out_of_scope");
-
-            invoke(&window, "call", json!({"name": format!("{dialog}__cancel"), "arguments": {}}))
-                .expect("its own tool");
-            assert!(handle.bridge().published().window(&dialog).is_none());
-            // The plugin closes (destroys) the Tauri window; the mock runtime never tells Tauri's
-            // window list, so its page's scope is what shows it: the plugin let go of it.
-            eventually("the plugin closes the Tauri window", || invoke(&window, "scope", json!({})) == Ok(Value::Null));
-
-            // The window manager's close: the user's `cancel` runs, then the window closes.
-            let dialog = submit();
-            let window = handle.get_webview_window(&dialog).expect("open");
-            window.close().expect("a close request");
-            eventually("the WM close cancels the dialog", || handle.bridge().published().window(&dialog).is_none());
-            eventually("and the plugin closes its Tauri window", || {
-                invoke(&window, "scope", json!({})) == Ok(Value::Null)
-            });
-            let last = handle.bridge().journal().last().expect("journaled");
-            assert_eq!(serde_json::to_value(&last.actor).expect("JSON")["kind"], "user", "{last:?}");
-            assert_eq!(serde_json::to_value(&last.operation).expect("JSON")["name"], format!("{dialog}__cancel"));
-        }));
-        // The mock event loop ends when its last window is gone.
-        for window in handle.webview_windows().into_values() {
-            let _ = window.destroy();
         }
-        outcome
+        let submit = || -> String {
+            let submitted = invoke(&page, "call", json!({"name": "w-A__submit", "arguments": {}})).expect("submits");
+            let dialog = submitted["openedWindowIds"][0].as_str().expect("the dialog's id").to_owned();
+            eventually("the dialog's Tauri window opens", || handle.get_webview_window(&dialog).is_some());
+            dialog
+        };
+        let dialog = submit();
+        let window = handle.get_webview_window(&dialog).expect("open");
+        // (The mock runtime keeps no titles: the WebDriver test under Xvfb sees the real one.)
+        assert!(handle.get_webview_window("w-C").is_none(), "reports were not asked for");
+
+        assert_eq!(invoke(&window, "scope", json!({})).expect("scope"), json!({"windowId": dialog}));
+        let err = invoke(
+            &window,
+            "call",
+            json!({"name": "w-A__edit_field", "arguments": {"field": "amount", "value": "99"}}),
+        )
+        .expect_err("another window's tool");
+        assert_eq!(err["code"], "action_not_available");
+        let err = invoke(&window, "undo", json!({"windowId": "w-A"})).expect_err("another window");
+        assert_eq!(err["code"], "out_of_scope");
+
+        invoke(&window, "call", json!({"name": format!("{dialog}__cancel"), "arguments": {}})).expect("its own tool");
+        assert!(handle.bridge().published().window(&dialog).is_none());
+        // The plugin closes (destroys) the Tauri window; the mock runtime never tells Tauri's
+        // window list, so its page's scope is what shows it: the plugin let go of it.
+        eventually("the plugin closes the Tauri window", || invoke(&window, "scope", json!({})) == Ok(Value::Null));
+
+        // The window manager's close: the user's `cancel` runs, then the window closes.
+        let dialog = submit();
+        let window = handle.get_webview_window(&dialog).expect("open");
+        window.close().expect("a close request");
+        eventually("the WM close cancels the dialog", || handle.bridge().published().window(&dialog).is_none());
+        eventually("and the plugin closes its Tauri window", || invoke(&window, "scope", json!({})) == Ok(Value::Null));
+        let last = handle.bridge().journal().last().expect("journaled");
+        assert_eq!(serde_json::to_value(&last.actor).expect("JSON")["kind"], "user", "{last:?}");
+        assert_eq!(serde_json::to_value(&last.operation).expect("JSON")["name"], format!("{dialog}__cancel"));
     });
-    app.run_return(|_, _| {});
-    if let Err(panic) = test.join().expect("the test thread ends") {
-        std::panic::resume_unwind(panic);
-    }
 }
 
 /// Issue 21: every agent call is an event for the page's highlight, a `focus` that changes
@@ -523,28 +522,16 @@ fn bad_arguments_get_coded_errors() {
 /// window too, not only the windows opened later; and it closes with its bridge window.
 #[test]
 fn a_window_open_at_start_gets_its_own_window() {
-    let _turn = EVENT_LOOP.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let options = Options::default().own_window::<app::ReportDetails>(OwnWindow::new("report.html"));
     let (app, page) = app_with(COMMANDS, options);
-    let handle = app.handle().clone();
-    let test = std::thread::spawn(move || {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            eventually("w-C's Tauri window opens", || handle.get_webview_window("w-C").is_some());
-            assert!(handle.get_webview_window("w-A").is_none(), "the editor stays in the main page");
-            let window = handle.get_webview_window("w-C").expect("open");
-            eventually("its page is scoped", || invoke(&window, "scope", json!({})) == Ok(json!({"windowId": "w-C"})));
-            invoke(&page, "call", json!({"name": "w-C__close", "arguments": {}})).expect("the user closes it");
-            eventually("the plugin closes the Tauri window", || invoke(&window, "scope", json!({})) == Ok(Value::Null));
-        }));
-        for window in handle.webview_windows().into_values() {
-            let _ = window.destroy();
-        }
-        outcome
+    with_event_loop(app, move |handle| {
+        eventually("w-C's Tauri window opens", || handle.get_webview_window("w-C").is_some());
+        assert!(handle.get_webview_window("w-A").is_none(), "the editor stays in the main page");
+        let window = handle.get_webview_window("w-C").expect("open");
+        eventually("its page is scoped", || invoke(&window, "scope", json!({})) == Ok(json!({"windowId": "w-C"})));
+        invoke(&page, "call", json!({"name": "w-C__close", "arguments": {}})).expect("the user closes it");
+        eventually("the plugin closes the Tauri window", || invoke(&window, "scope", json!({})) == Ok(Value::Null));
     });
-    app.run_return(|_, _| {});
-    if let Err(panic) = test.join().expect("the test thread ends") {
-        std::panic::resume_unwind(panic);
-    }
 }
 
 /// Issue 21: every journal append is an event, the user's refused call that changes nothing
