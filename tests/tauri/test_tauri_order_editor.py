@@ -437,7 +437,9 @@ async def test_agent_edit_appears_in_the_page(app):
 
 
 async def test_user_commits_on_enter_and_the_agents_old_version_is_stale(app):
-    """Issue 21; GB-7.1-1, GB-7.1-2, GB-7.4-2: the user types into Amount and presses Enter: the
+    """Issue 21; GB-1.2-1: the app is the server, the user operates the same UI as the agent at
+    the same time and never speaks the protocol. GB-7.1-1, GB-7.1-2, GB-7.4-2: the user types
+    into Amount and presses Enter: the
     edit commits as the user (the journal says so) and moves the window's version, so the
     agent's write with its old `expectedVersion` gets `stale_state` with `currentVersion`. GB-6-1,
     GB-8.3-1: the subscribed agent got `notifications/resources/updated` for the user's edit."""
@@ -503,6 +505,7 @@ async def test_submit_opens_the_confirm_window_and_only_the_user_confirms(app):
         (dialog,) = [w["id"] for w in snap["windows"] if w["title"] == "Confirm order"]
         assert window(snap, dialog)["ownerId"] == "w-A" and window(snap, dialog)["modal"] is True
         assert window(snap, dialog)["summary"] == "Waiting for the user to confirm the order for Chen Li, amount $100.00"
+        # GB-4.2-11: the page disables the editor from the snapshot's operableWindowIds alone.
         await until(lambda: css(app, 'section[data-window-id="w-A"] fieldset:disabled'), "the editor blocked")
         is_error, body = await call(client, f"{dialog}__confirm")
         assert is_error and body["code"] == "action_not_available", body

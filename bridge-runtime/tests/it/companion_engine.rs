@@ -45,6 +45,13 @@ async fn ten_methods_and_nothing_else() {
     let e = f.engine.call(&a, "requests.list", json!({})).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::MethodNotFound);
     assert_eq!(e.to_jsonrpc()["code"], -32601);
+    // CP-1-9, CP-5-17: no screenshot, clipboard, file or shell operation in the core protocol.
+    for word in ["screen", "clipboard", "file", "shell", "exec"] {
+        assert!(METHODS.iter().all(|m| !m.contains(word)), "{word}");
+    }
+    for m in ["screenshot.capture", "clipboard.read", "files.read", "shell.exec"] {
+        assert_eq!(f.engine.call(&a, m, json!({})).await.unwrap_err().code, ErrorCode::MethodNotFound, "{m}");
+    }
 }
 
 // CP-2-3, CP-2-4, CP-2-5, CP-2-6, CP-2-12, CP-7-8 "description matches real capabilities": every
@@ -180,6 +187,9 @@ async fn runtime_describe_publishes_limits_and_negotiates_versions() {
     let e = f.engine.call(&a, "runtime.describe", json!({"protocolVersions": ["2.0"]})).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidParams);
     assert_eq!(e.data()["supportedProtocolVersions"], json!(["0.1"]));
+    // CP-7-6: a 0.x version needs an exact match; another 0.x is no common version.
+    let e = f.engine.call(&a, "runtime.describe", json!({"protocolVersions": ["0.2"]})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidParams);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -555,8 +565,9 @@ async fn duplicate_creates_are_idempotent_per_client() {
 // ---------------------------------------------------------------------------------------------
 // Ownership isolation (CP-7-8)
 
-// CP-4-6, CP-6-18, CP-3-3, CP-5-7, CP-2-10: another client's request is NOT_FOUND for every
-// method, indistinguishable from a request that never existed; a shared taskId gives no access.
+// CP-4-6, CP-6-18, CP-3-3, CP-5-7, CP-2-10, CP-5-19: another client's request (here a user
+// interaction) is NOT_FOUND for every method, indistinguishable from a request that never
+// existed; a shared taskId gives no access: its content goes to its owner only.
 #[tokio::test(start_paused = true)]
 async fn other_clients_requests_are_not_found() {
     let f = start();
